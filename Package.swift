@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "vfetch",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "vfetch", targets: ["VFetchCLI"]),
+        .executable(name: "vfetch-origin", targets: ["VFetchOrigin"]),
+        .library(name: "VFetch", targets: ["VFetch"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        // libcurl, as the system provides it.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Pure Swift: ranges, the segment scheduler, response validation. Knows no C.
+        .target(name: "VFetchCore"),
+        // The engine: owns libcurl and the output file; the public `import VFetch` API.
+        .target(name: "VFetch", dependencies: ["VFetchCore", "CCurl"]),
+        // The `vfetch` command line.
+        .executableTarget(
+            name: "VFetchCLI",
+            dependencies: [
+                "VFetch",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // A real HTTP origin with fault switches, for tests and the demo.
+        .target(
+            name: "TestOrigin",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(name: "VFetchOrigin", dependencies: ["TestOrigin"]),
+        .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
+        .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
+        .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,159 @@
+import CCurl
+
+// Every call into libcurl goes through this file, so the whole C surface reads in one place.
+
+/// A failed libcurl call, named by its `CURLcode`.
+struct CurlError: Error, CustomStringConvertible {
+    let code: CURLcode
+    let call: String
+    var description: String { "\(call): \(String(cString: curl_easy_strerror(code))) (CURLcode \(code.rawValue))" }
+}
+
+enum Curl {
+    /// `curl_global_init` once per process, before any handle exists.
+    static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    static func check(_ code: CURLcode, _ call: String) throws {
+        if code != CURLE_OK { throw CurlError(code: code, call: call) }
+    }
+
+    static func describe(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
+
+    static var version: String { String(cString: curl_version()) }
+}
+
+/// One libcurl easy handle: one HTTP request and its options. Confined to the transfer thread.
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    /// libcurl writes the detailed message of a failure here (`CURLOPT_ERRORBUFFER`).
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+
+    init() throws {
+        _ = Curl.initialized
+        guard let handle = curl_easy_init() else { throw CurlError(code: CURLE_FAILED_INIT, call: "curl_easy_init") }
+        raw = handle
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        try set(CURLOPT_ERRORBUFFER, pointer: errorBuffer)
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        errorBuffer.deallocate()
+    }
+
+    func set(_ option: CURLoption, _ value: Int) throws {
+        try Curl.check(ccurl_easy_setopt_long(raw, option, value), "curl_easy_setopt(\(option.rawValue))")
+    }
+
+    func set(_ option: CURLoption, _ value: Bool) throws { try set(option, value ? 1 : 0) }
+
+    func set(_ option: CURLoption, offset value: Int64) throws {
+        try Curl.check(ccurl_easy_setopt_off(raw, option, curl_off_t(value)), "curl_easy_setopt(\(option.rawValue))")
+    }
+
+    /// libcurl copies strings it is given (since 7.17), so `value` need not outlive the call.
+    func set(_ option: CURLoption, _ value: String) throws {
+        try Curl.check(ccurl_easy_setopt_string(raw, option, value), "curl_easy_setopt(\(option.rawValue))")
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws {
+        try Curl.check(ccurl_easy_setopt_pointer(raw, option, value), "curl_easy_setopt(\(option.rawValue))")
+    }
+
+    typealias DataCallback = @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int
+
+    /// The corresponding libcurl options are `CURLOPT_WRITEFUNCTION` and `CURLOPT_WRITEDATA`.
+    func setWriteCallback(_ callback: DataCallback, userdata: UnsafeMutableRawPointer) throws {
+        try Curl.check(ccurl_easy_setopt_write_callback(raw, callback), "CURLOPT_WRITEFUNCTION")
+        try set(CURLOPT_WRITEDATA, pointer: userdata)
+    }
+
+    /// The corresponding libcurl options are `CURLOPT_HEADERFUNCTION` and `CURLOPT_HEADERDATA`.
+    func setHeaderCallback(_ callback: DataCallback, userdata: UnsafeMutableRawPointer) throws {
+        try Curl.check(ccurl_easy_setopt_header_callback(raw, callback), "CURLOPT_HEADERFUNCTION")
+        try set(CURLOPT_HEADERDATA, pointer: userdata)
+    }
+
+    func info(_ item: CURLINFO) -> Int {
+        var value = 0
+        return ccurl_easy_getinfo_long(raw, item, &value) == CURLE_OK ? value : 0
+    }
+
+    func info(string item: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard ccurl_easy_getinfo_string(raw, item, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+
+    /// The detailed message libcurl left for the last failure, or "".
+    var errorMessage: String { String(cString: errorBuffer) }
+}
+
+@available(*, unavailable)
+extension EasyHandle: Sendable {}
+
+/// A `curl_slist` of request headers; libcurl borrows it, so it lives as long as the handles that use it.
+final class HeaderList {
+    private(set) var raw: UnsafeMutablePointer<curl_slist>?
+
+    init(_ lines: [String]) {
+        for line in lines { raw = curl_slist_append(raw, line) }
+    }
+
+    deinit { curl_slist_free_all(raw) }
+}
+
+@available(*, unavailable)
+extension HeaderList: Sendable {}
+
+/// The libcurl multi handle: drives every transfer from one thread.
+final class MultiHandle {
+    let raw: UnsafeMutableRawPointer
+
+    init() throws {
+        _ = Curl.initialized
+        guard let handle = curl_multi_init() else { throw CurlError(code: CURLE_FAILED_INIT, call: "curl_multi_init") }
+        raw = handle
+    }
+
+    deinit { curl_multi_cleanup(raw) }
+
+    func add(_ easy: EasyHandle) throws {
+        let code = curl_multi_add_handle(raw, easy.raw)
+        if code != CURLM_OK { throw CurlError(code: CURLE_FAILED_INIT, call: "curl_multi_add_handle(\(code.rawValue))") }
+    }
+
+    func remove(_ easy: EasyHandle) { curl_multi_remove_handle(raw, easy.raw) }
+
+    /// Runs whatever work is ready; callbacks fire from inside this call.
+    func perform() {
+        var running: Int32 = 0
+        curl_multi_perform(raw, &running)
+    }
+
+    /// Waits for socket activity, a wakeup, or the timeout.
+    func poll(timeoutMilliseconds: Int) {
+        var ready: Int32 = 0
+        curl_multi_poll(raw, nil, 0, Int32(timeoutMilliseconds), &ready)
+    }
+
+    /// Finished transfers since the last call, as (easy handle, result).
+    func completed() -> [(easy: UnsafeMutableRawPointer, result: CURLcode)] {
+        var done: [(UnsafeMutableRawPointer, CURLcode)] = []
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(raw, &left) {
+            if message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle {
+                done.append((easy, message.pointee.data.result))
+            }
+        }
+        return done
+    }
+}
+
+@available(*, unavailable)
+extension MultiHandle: Sendable {}
+
+/// Wakes `curl_multi_poll` from any thread (`curl_multi_wakeup` is documented as thread-safe).
+func curlMultiWakeup(_ multi: UnsafeMutableRawPointer) {
+    curl_multi_wakeup(multi)
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// A download of one URL over many connections.
+///
+/// ```swift
+/// let download = Download(url: "https://example.com/movie.mp4", to: .file("movie.mp4"))
+/// Task { for await event in download.events { print(event) } }
+/// let summary = try await download.run()
+/// ```
+public final class Download: Sendable {
+    public let url: String
+    public let destination: Destination
+    public let options: DownloadOptions
+    /// Progress, notices and the summary, as they happen; ends when `run()` returns.
+    public let events: AsyncStream<DownloadEvent>
+    private let continuation: AsyncStream<DownloadEvent>.Continuation
+    private let signal = CancelSignal()
+
+    public init(url: String, to destination: Destination, options: DownloadOptions = DownloadOptions()) {
+        self.url = url
+        self.destination = destination
+        self.options = options
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
+    }
+
+    /// Downloads the file; call once. The transfers run on a thread of their own, off the cooperative pool.
+    public func run() async throws(DownloadError) -> DownloadSummary {
+        defer { continuation.finish() }
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", components.host?.isEmpty == false
+        else { throw .badURL(url) }
+        let (url, destination, options, events, signal) = (url, destination, options, continuation, signal)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Result<DownloadSummary, DownloadError>, Never>) in
+                let thread = Thread {
+                    do {
+                        let engine = try Engine(
+                            url: url, destination: destination, options: options, events: events, signal: signal)
+                        done.resume(returning: engine.run())
+                    } catch {
+                        done.resume(returning: .failure(.transferFailed("cannot start libcurl: \(error)")))
+                    }
+                }
+                thread.name = "vfetch-transfers"
+                thread.start()
+            }
+        } onCancel: {
+            signal.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Stops the download; `run()` then throws `DownloadError.interrupted` and the side file stays.
+    public func cancel() { signal.cancel() }
+}

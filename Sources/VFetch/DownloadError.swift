@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a download stopped. Each case has its own exit code in the `vfetch` command.
+public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The URL cannot be fetched over HTTP(S).
+    case badURL(String)
+    /// The host could not be resolved or connected to.
+    case connectFailed(String)
+    /// The server answered with an error status.
+    case httpStatus(Int, url: String)
+    /// The remote file is no longer the one the download started with.
+    case remoteChanged(String)
+    /// The server answered with something that is not the file (an HTML error page, a broken Content-Range).
+    case badResponse(String)
+    /// The output cannot be created or written.
+    case outputNotWritable(String)
+    /// A file already exists at the output path.
+    case outputExists(String)
+    /// The disk filled up.
+    case diskFull(String)
+    /// The finished file's checksum is not the one expected.
+    case checksumMismatch(expected: String, actual: String)
+    /// The download was stopped by the user (Ctrl-C).
+    case interrupted
+    /// The transfer failed and retries did not help.
+    case transferFailed(String)
+
+    public var description: String {
+        switch self {
+        case .badURL(let url): "bad URL: \(url)"
+        case .connectFailed(let reason): "cannot connect: \(reason)"
+        case .httpStatus(let status, let url): "HTTP \(status) \(Self.reason(status)) from \(url)"
+        case .remoteChanged(let reason): "remote file changed: \(reason)"
+        case .badResponse(let reason): "bad response: \(reason)"
+        case .outputNotWritable(let reason): "cannot write output: \(reason)"
+        case .outputExists(let path): "\(path) already exists (use --force to overwrite)"
+        case .diskFull(let path): "disk full writing \(path)"
+        case .checksumMismatch(let expected, let actual): "checksum mismatch: expected sha256 \(expected), got \(actual)"
+        case .interrupted: "interrupted"
+        case .transferFailed(let reason): "transfer failed: \(reason)"
+        }
+    }
+
+    static func forOutput(errno code: Int32, path: String) -> DownloadError {
+        if code == ENOSPC || code == EDQUOT { return .diskFull(path) }
+        return .outputNotWritable("\(path): \(String(cString: strerror(code)))")
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 410: "Gone"
+        case 416: "Range Not Satisfiable"
+        case 429: "Too Many Requests"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: ""
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/// What a running download reports, in order: `started`, any number of `progress` and `notice`, then `finished`
+/// (only when it succeeds; a failure is thrown by `Download.run()`).
+public enum DownloadEvent: Sendable {
+    case started(RemoteInfo)
+    case progress(DownloadProgress)
+    /// A one-line warning worth showing the user, such as a fallback to one connection.
+    case notice(String)
+    case finished(DownloadSummary)
+}
+
+/// What the server said about the file.
+public struct RemoteInfo: Sendable, Equatable {
+    /// The URL the download was asked for; it stays the download's identity.
+    public var url: String
+    /// Where redirects led.
+    public var finalURL: String
+    /// Length in bytes, nil when the server does not say.
+    public var length: Int64?
+    public var acceptsRanges: Bool
+    public var etag: String?
+    public var lastModified: String?
+    public var contentType: String?
+    /// The path the finished file will have.
+    public var outputPath: String
+}
+
+/// A snapshot of a running download.
+public struct DownloadProgress: Sendable, Equatable {
+    public var bytesDone: Int64
+    public var totalBytes: Int64?
+    /// Recent download rate.
+    public var bytesPerSecond: Double
+    /// Connections transferring now.
+    public var activeConnections: Int
+    /// The byte ranges already written, in file order.
+    public var doneRanges: [Range<Int64>]
+    public var seconds: Double
+}
+
+/// The result of a finished download.
+public struct DownloadSummary: Sendable, Equatable {
+    public var path: String
+    public var bytes: Int64
+    public var seconds: Double
+    /// TCP connections opened.
+    public var connections: Int
+    /// The most connections transferring at once.
+    public var peakConnections: Int
+    /// Failed transfers that were retried.
+    public var retries: Int
+    public var sha256: String?
+}

@@ -1,0 +1,52 @@
+/// How a download runs. The defaults are what `vfetch get` uses without flags.
+public struct DownloadOptions: Sendable, Equatable {
+    public enum HTTPVersion: Sendable, Equatable {
+        /// One TCP connection per segment: per-connection server limits add up.
+        case http1_1
+        /// HTTP/2 where the server offers it (segments may share one connection).
+        case http2
+    }
+
+    /// Parallel connections at most.
+    public var connections = 32
+    /// Extra request headers, `"Name: value"`.
+    public var headers: [String] = []
+    public var userAgent: String? = "vfetch/0.1"
+    public var referer: String?
+    /// A Netscape/Mozilla cookie file to send cookies from.
+    public var cookieFile: String?
+    /// `user:password` for HTTP authentication.
+    public var credentials: String?
+    /// A proxy URL; without one, libcurl honours `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy`.
+    public var proxy: String?
+    /// Skip TLS certificate verification.
+    public var insecure = false
+    /// A PEM bundle of CA certificates to trust.
+    public var caCertificates: String?
+    /// Overall limit in bytes per second.
+    public var maxBytesPerSecond: Int64?
+    public var httpVersion = HTTPVersion.http1_1
+    /// Failed attempts in a row, without progress, one segment may take.
+    public var retries = 5
+    public var connectTimeout = 15.0
+    /// A transfer that receives no byte for this many seconds is retried.
+    public var stallTimeout = 20.0
+    /// Segments are not split into parts smaller than this.
+    public var minSplitSize: Int64 = 1 << 20
+    /// Allocate the whole file up front (`fallocate`) instead of a sparse file.
+    public var preallocate = false
+    /// Expected SHA-256 of the whole file, in hex; verified before the file is moved into place.
+    public var sha256: String?
+    /// Replace a file that exists at the output path.
+    public var overwrite = false
+
+    public init() {}
+}
+
+/// Where a download goes.
+public enum Destination: Sendable, Equatable {
+    /// Exactly this path.
+    case file(String)
+    /// This directory, under the name the server or the URL gives.
+    case directory(String)
+}

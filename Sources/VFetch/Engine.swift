@@ -1,0 +1,415 @@
+import CCurl
+import Foundation
+import VFetchCore
+
+/// Runs one download on the calling thread: owns the libcurl multi handle, the transfers, the scheduler
+/// and the output file, and loops on `curl_multi_poll` until the file is complete or the download fails.
+///
+/// Data goes from libcurl's write callback straight to its offset in the side file.
+final class Engine {
+    private let url: String
+    private let destination: Destination
+    private let options: DownloadOptions
+    private let events: AsyncStream<DownloadEvent>.Continuation
+    private let signal: CancelSignal
+    private let multi: MultiHandle
+    private let requestHeaders: HeaderList
+    private let started = ContinuousClock.now
+
+    private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var scheduler: SegmentScheduler?
+    private var remote: RemoteFile?
+    private var file: OutputFile?
+    private var outputPath = ""
+    /// What segments ask for: the URL redirects led to, or the original again after a signed URL expired.
+    private var requestURL: String
+    private var fatal: DownloadError?
+    private var lastFailure: DownloadError?
+    private var fallbackReason: String?
+    private var connectionLimit: Int
+    private var probeFailures = 0
+    private var probeNotBefore = 0.0
+    private var connectionsOpened = 0
+    private var peakConnections = 0
+    private var lastTick = 0.0
+    private var lastProgress = -1.0
+    private var rateSamples: [(time: Double, bytes: Int64)] = []
+
+    init(url: String, destination: Destination, options: DownloadOptions,
+         events: AsyncStream<DownloadEvent>.Continuation, signal: CancelSignal) throws {
+        self.url = url
+        self.destination = destination
+        self.options = options
+        self.events = events
+        self.signal = signal
+        multi = try MultiHandle()
+        requestURL = url
+        connectionLimit = max(1, options.connections)
+        // Ranges count bytes of the stored representation: never let the server compress them.
+        requestHeaders = HeaderList(["Accept-Encoding: identity"] + options.headers)
+    }
+
+    private var now: Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    }
+
+    // MARK: - The loop
+
+    func run() -> Result<DownloadSummary, DownloadError> {
+        signal.attach(multi.raw)
+        defer {
+            signal.detach()
+            removeAllTransfers()
+        }
+        while true {
+            if signal.isCancelled, fatal == nil { fatal = .interrupted }
+            if let fatal { return .failure(fatal) }
+            if let scheduler, scheduler.isComplete {
+                removeAllTransfers()
+                do { return .success(try finish()) } catch { return .failure(error) }
+            }
+            startTransfers()
+            multi.perform()
+            for (easy, result) in multi.completed() { transferDone(easy, result: result) }
+            applyFallback()
+            for id in scheduler?.takeOrphans() ?? [] { stop(id) }
+            if now - lastTick >= 1 {
+                lastTick = now
+                for id in scheduler?.tick(now: now) ?? [] { stop(id) }
+            }
+            reportProgress()
+            if fatal == nil, scheduler?.isComplete != true, !signal.isCancelled {
+                multi.poll(timeoutMilliseconds: 100)
+            }
+        }
+    }
+
+    private func startTransfers() {
+        guard fatal == nil else { return }
+        guard scheduler != nil else {
+            if transfers.isEmpty, now >= probeNotBefore { start(url: url, range: nil, id: nil, isProbe: true) }
+            return
+        }
+        while transfers.count < connectionLimit, fatal == nil, let assignment = scheduler?.assign(now: now) {
+            start(url: requestURL, range: assignment.range, id: assignment.transfer, isProbe: false)
+        }
+        peakConnections = max(peakConnections, transfers.count)
+    }
+
+    private func start(url: String, range: Range<Int64>?, id: TransferID?, isProbe: Bool) {
+        do {
+            let transfer = try Transfer(id: id, url: url, range: range, isProbe: isProbe, engine: self)
+            try configure(transfer)
+            try multi.add(transfer.easy)
+            transfers[transfer.easy.raw] = transfer
+        } catch {
+            fatal = .transferFailed("cannot start a transfer: \(error)")
+        }
+    }
+
+    private func configure(_ transfer: Transfer) throws {
+        let easy = transfer.easy
+        try easy.set(CURLOPT_URL, transfer.url)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, true)
+        try easy.set(CURLOPT_MAXREDIRS, 20)
+        try easy.set(CURLOPT_NOSIGNAL, true)
+        try easy.set(CURLOPT_BUFFERSIZE, 256 << 10)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000))
+        // A transfer that gets no byte for `stallTimeout` seconds fails and its segment is retried.
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
+        try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(requestHeaders.raw))
+        // The probe asks for `0-` so its 206 tells range support and length, and its body is kept.
+        if transfer.isProbe {
+            try easy.set(CURLOPT_RANGE, "0-")
+        } else if let range = transfer.range {
+            try easy.set(CURLOPT_RANGE, range.describedAsHTTP)
+        }
+        if let agent = options.userAgent { try easy.set(CURLOPT_USERAGENT, agent) }
+        if let referer = options.referer { try easy.set(CURLOPT_REFERER, referer) }
+        if let cookies = options.cookieFile { try easy.set(CURLOPT_COOKIEFILE, cookies) }
+        if let credentials = options.credentials { try easy.set(CURLOPT_USERPWD, credentials) }
+        if let proxy = options.proxy { try easy.set(CURLOPT_PROXY, proxy) }
+        if options.insecure {
+            try easy.set(CURLOPT_SSL_VERIFYPEER, false)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        if let bundle = options.caCertificates { try easy.set(CURLOPT_CAINFO, bundle) }
+        let version = options.httpVersion == .http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1
+        try easy.set(CURLOPT_HTTP_VERSION, Int(version))
+        if let limit = options.maxBytesPerSecond {
+            try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: max(1, limit / Int64(connectionLimit)))
+        }
+        let userdata = Unmanaged.passUnretained(transfer).toOpaque()
+        try easy.setWriteCallback(transferWriteCallback, userdata: userdata)
+        try easy.setHeaderCallback(transferHeaderCallback, userdata: userdata)
+    }
+
+    // MARK: - Callbacks (called from inside `multi.perform()`)
+
+    /// Judges a final response before any of its body is written. Returns false to abort the transfer.
+    func responseArrived(_ transfer: Transfer) -> Bool {
+        if transfer.isProbe { return probeAnswered(transfer) }
+        guard let remote else { return false }
+        switch ResponseVerdict.check(transfer.head, asked: transfer.range, remote: remote) {
+        case .accept:
+            return true
+        case .rangeIgnored(let reason):
+            fallbackReason = fallbackReason ?? reason
+            transfer.abort = .stopped
+        case .remoteChanged(let reason):
+            fail(.remoteChanged(reason), transfer)
+        case .retry(let status, let after):
+            transfer.abort = .retry(status: status, after: after)
+        case .expired(let status):
+            transfer.abort = .expired(status: status)
+        case .fail(let status):
+            fail(.httpStatus(status, url: transfer.url), transfer)
+        }
+        return false
+    }
+
+    private func probeAnswered(_ transfer: Transfer) -> Bool {
+        guard let found = RemoteFile(probe: transfer.head) else {
+            switch ResponseVerdict.forStatus(transfer.head) {
+            case .retry(let status, let after): transfer.abort = .retry(status: status, after: after)
+            case .expired(let status), .fail(let status): fail(.httpStatus(status, url: transfer.url), transfer)
+            default: fail(.badResponse("no usable Content-Range in the answer to a range request"), transfer)
+            }
+            return false
+        }
+        if found.isWebPage(forMediaPath: url) {
+            fail(.badResponse("the server sent a web page (text/html), not the file"), transfer)
+            return false
+        }
+        remote = found
+        requestURL = transfer.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? url
+        do {
+            try openOutput(for: found)
+        } catch {
+            fail(error, transfer)
+            return false
+        }
+        var configuration = SegmentScheduler.Configuration()
+        configuration.minSplitSize = max(64 << 10, options.minSplitSize)
+        configuration.retry.maxRetries = options.retries
+        scheduler = SegmentScheduler(total: found.length, rangeRequests: found.acceptsRanges, configuration: configuration)
+        events.yield(
+            .started(
+                RemoteInfo(
+                    url: url, finalURL: requestURL, length: found.length, acceptsRanges: found.acceptsRanges,
+                    etag: found.etag, lastModified: found.lastModified, contentType: found.contentType,
+                    outputPath: outputPath)))
+        if !found.acceptsRanges {
+            let why = found.length == nil ? "the server does not say the length" : "the server does not support byte ranges"
+            events.yield(.notice("\(why); downloading over one connection"))
+        }
+        transfer.id = scheduler?.adopt(requestedUpTo: found.length, now: now)
+        if transfer.id == nil { transfer.abort = .stopped }  // an empty file: nothing to receive
+        return transfer.id != nil
+    }
+
+    /// Writes what the scheduler says of a chunk. Returns false to abort the transfer.
+    func receive(_ bytes: UnsafeRawBufferPointer, from transfer: Transfer) -> Bool {
+        guard fatal == nil, let id = transfer.id, let file,
+            let receipt = scheduler?.receive(id, count: Int64(bytes.count), now: now)
+        else {
+            transfer.abort = transfer.abort ?? .stopped
+            return false
+        }
+        if let write = receipt.write {
+            let start = Int(receipt.skip)
+            do {
+                try file.write(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + write.count)]), at: write.lowerBound)
+            } catch {
+                fail(error, transfer)
+                return false
+            }
+        }
+        if receipt.stop { transfer.abort = .stopped }
+        return !receipt.stop
+    }
+
+    private func fail(_ error: DownloadError, _ transfer: Transfer) {
+        fatal = fatal ?? error
+        transfer.abort = .fatal
+    }
+
+    // MARK: - Transfers ending
+
+    private func transferDone(_ easy: UnsafeMutableRawPointer, result: CURLcode) {
+        guard let transfer = transfers.removeValue(forKey: easy) else { return }
+        multi.remove(transfer.easy)
+        connectionsOpened += transfer.easy.info(CURLINFO_NUM_CONNECTS)
+        guard let outcome = outcome(of: transfer, result: result) else { return }
+        if let id = transfer.id {
+            if scheduler?.transferEnded(id, outcome: outcome, now: now) == false {
+                fatal = fatal ?? lastFailure ?? .transferFailed("retries exhausted")
+            }
+        } else if case .failed(let after) = outcome {
+            // The probe failed before the file was known: try it again, or give up.
+            probeFailures += 1
+            if probeFailures > options.retries {
+                fatal = fatal ?? lastFailure ?? .transferFailed("retries exhausted")
+            }
+            probeNotBefore = now + RetryPolicy(maxRetries: options.retries).delay(
+                afterFailures: probeFailures, retryAfter: after, jitter: Double.random(in: 0..<1))
+        }
+    }
+
+    /// What a finished transfer means for its segment; nil when the download cannot go on.
+    private func outcome(of transfer: Transfer, result: CURLcode) -> SegmentScheduler.Outcome? {
+        if result == CURLE_OK, transfer.abort == nil { return .finished }
+        switch transfer.abort {
+        case .stopped:
+            return .stopped
+        case .fatal:
+            return nil
+        case .retry(let status, let after):
+            lastFailure = .httpStatus(status, url: transfer.url)
+            if status == 429 || status == 503 {
+                // The server pushes back: use fewer connections from now on.
+                connectionLimit = max(1, min(connectionLimit, transfers.count + 1) / 2)
+            }
+            return .failed(retryAfter: after)
+        case .expired(let status):
+            guard transfer.url != url else {
+                fatal = fatal ?? .httpStatus(status, url: transfer.url)
+                return nil
+            }
+            // A signed URL expired: ask the original URL again, which redirects to a fresh one.
+            requestURL = url
+            lastFailure = .httpStatus(status, url: transfer.url)
+            return .failed(retryAfter: 0)
+        case nil:
+            break
+        }
+        let message = "\(Curl.describe(result)): \(transfer.easy.errorMessage)"
+        switch result {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            fatal = fatal ?? .connectFailed(message)
+            return nil
+        case CURLE_COULDNT_CONNECT where scheduler == nil:
+            fatal = fatal ?? .connectFailed(message)
+            return nil
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+            fatal = fatal ?? .badURL("\(transfer.url) (\(message))")
+            return nil
+        case CURLE_TOO_MANY_REDIRECTS, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_LOGIN_DENIED:
+            fatal = fatal ?? .transferFailed(message)
+            return nil
+        default:
+            lastFailure = .transferFailed(message)
+            return .failed(retryAfter: nil)
+        }
+    }
+
+    /// Aborts a transfer on the scheduler's word.
+    private func stop(_ id: TransferID) {
+        guard let (easy, transfer) = transfers.first(where: { $0.value.id == id }) else { return }
+        transfers.removeValue(forKey: easy)
+        multi.remove(transfer.easy)
+        connectionsOpened += transfer.easy.info(CURLINFO_NUM_CONNECTS)
+        _ = scheduler?.transferEnded(id, outcome: .stopped, now: now)
+    }
+
+    private func removeAllTransfers() {
+        for transfer in transfers.values {
+            multi.remove(transfer.easy)
+            connectionsOpened += transfer.easy.info(CURLINFO_NUM_CONNECTS)
+        }
+        transfers.removeAll()
+    }
+
+    /// A range request got the whole file or the wrong bytes: start over with one plain request.
+    private func applyFallback() {
+        guard let reason = fallbackReason, let remote, scheduler?.rangeRequests == true else {
+            fallbackReason = nil
+            return
+        }
+        fallbackReason = nil
+        events.yield(.notice("the server does not honour range requests (\(reason)); continuing over one connection"))
+        removeAllTransfers()
+        var configuration = scheduler!.configuration
+        configuration.retry.maxRetries = options.retries
+        scheduler = SegmentScheduler(total: remote.length, rangeRequests: false, configuration: configuration)
+        connectionLimit = 1
+    }
+
+    // MARK: - Output
+
+    private func openOutput(for remote: RemoteFile) throws(DownloadError) {
+        switch destination {
+        case .file(let path):
+            outputPath = path
+        case .directory(let directory):
+            let name = FileName.choose(url: url, suggested: remote.suggestedName)
+            outputPath = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        }
+        if OutputFile.isDirectory(outputPath) { throw .outputNotWritable("\(outputPath) is a directory") }
+        if OutputFile.exists(outputPath), !options.overwrite { throw .outputExists(outputPath) }
+        let part = try OutputFile(path: outputPath + ".part")
+        try part.setLength(0, preallocate: false)
+        try part.setLength(remote.length ?? 0, preallocate: options.preallocate)
+        file = part
+    }
+
+    private func finish() throws(DownloadError) -> DownloadSummary {
+        guard let file, let scheduler else { throw .transferFailed("nothing downloaded") }
+        let total = scheduler.total ?? scheduler.completed.count
+        if remote?.length == nil { try file.setLength(total, preallocate: false) }
+        try file.sync()
+        var digest: String?
+        if let expected = options.sha256?.lowercased() {
+            let actual = try sha256(of: file, length: total)
+            guard actual == expected else { throw .checksumMismatch(expected: expected, actual: actual) }
+            digest = actual
+        }
+        try file.move(to: outputPath)
+        reportProgress(force: true)
+        let summary = DownloadSummary(
+            path: outputPath, bytes: total, seconds: now, connections: connectionsOpened,
+            peakConnections: peakConnections, retries: scheduler.retries, sha256: digest)
+        events.yield(.finished(summary))
+        return summary
+    }
+
+    private func sha256(of file: OutputFile, length: Int64) throws(DownloadError) -> String {
+        var hasher = SHA256()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < length {
+            let count = try file.read(into: buffer, at: offset)
+            if count == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+        return hasher.finalize()
+    }
+
+    // MARK: - Progress
+
+    private func reportProgress(force: Bool = false) {
+        let time = now
+        guard force || time - lastProgress >= 0.1, let scheduler else { return }
+        lastProgress = time
+        let done = scheduler.completed.count
+        rateSamples.append((time, done))
+        while let first = rateSamples.first, time - first.time > 2 { rateSamples.removeFirst() }
+        let oldest = rateSamples[0]
+        let rate = time > oldest.time ? Double(done - oldest.bytes) / (time - oldest.time) : 0
+        events.yield(
+            .progress(
+                DownloadProgress(
+                    bytesDone: done, totalBytes: scheduler.total, bytesPerSecond: max(0, rate),
+                    activeConnections: transfers.count, doneRanges: scheduler.completed.ranges, seconds: time)))
+    }
+}
+
+@available(*, unavailable)
+extension Engine: Sendable {}

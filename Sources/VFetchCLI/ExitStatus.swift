@@ -1,0 +1,32 @@
+import VFetch
+
+/// The exit codes of `vfetch`, one per kind of failure; documented in the README.
+enum ExitStatus: Int32 {
+    case success = 0
+    case failure = 1
+    case badURL = 3
+    case connectFailed = 4
+    case httpError = 5
+    case remoteChanged = 6
+    case outputNotWritable = 7
+    case diskFull = 8
+    case checksumMismatch = 9
+    case badResponse = 10
+    case interrupted = 130
+
+    init(_ error: DownloadError) {
+        self =
+            switch error {
+            case .badURL: .badURL
+            case .connectFailed: .connectFailed
+            case .httpStatus: .httpError
+            case .remoteChanged: .remoteChanged
+            case .outputNotWritable, .outputExists: .outputNotWritable
+            case .diskFull: .diskFull
+            case .checksumMismatch: .checksumMismatch
+            case .badResponse: .badResponse
+            case .interrupted: .interrupted
+            case .transferFailed: .failure
+            }
+    }
+}

@@ -1,0 +1,173 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import VFetch
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Download a file over many connections at once.",
+        discussion: "Exit codes: 0 done, 1 transfer failed, 3 bad URL, 4 DNS/connect failure, 5 HTTP error status, "
+            + "6 remote file changed, 7 output not writable or exists, 8 disk full, 9 checksum mismatch, "
+            + "10 bad response, 64 bad usage, 130 interrupted."
+    )
+
+    @Argument(help: "The http:// or https:// URL to download.")
+    var url: String
+
+    @Option(name: .shortAndLong, help: "Write to this path.")
+    var output: String?
+
+    @Option(name: [.customShort("d"), .long], help: "Write into this directory, named after the URL or the server's file name.")
+    var directory: String?
+
+    @Option(name: [.customShort("c"), .long], help: "Parallel connections at most (1-256).")
+    var connections = DownloadOptions().connections
+
+    @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' (repeatable).")
+    var header: [String] = []
+
+    @Option(name: .customLong("user-agent"), help: "User-Agent header.")
+    var userAgent: String?
+
+    @Option(help: "Referer header.")
+    var referer: String?
+
+    @Option(help: "Send cookies from this Netscape-format cookie file.")
+    var cookie: String?
+
+    @Option(help: "USER:PASSWORD for HTTP authentication.")
+    var user: String?
+
+    @Option(help: "Proxy URL (otherwise http_proxy, https_proxy, all_proxy, no_proxy apply).")
+    var proxy: String?
+
+    @Flag(name: [.customShort("k"), .long], help: "Do not verify TLS certificates.")
+    var insecure = false
+
+    @Option(help: "PEM file of CA certificates to trust.")
+    var cacert: String?
+
+    @Option(name: .customLong("max-speed"), help: "Overall speed limit in bytes per second (K, M, G suffixes).")
+    var maxSpeed: ByteCount?
+
+    @Flag(name: .customLong("http1.1"), help: "Use HTTP/1.1, one connection per segment (default).")
+    var http11 = false
+
+    @Flag(name: .customLong("http2"), help: "Use HTTP/2 where the server offers it.")
+    var http2 = false
+
+    @Option(help: "Verify the finished file: sha256=HEX.")
+    var checksum: String?
+
+    @Option(help: "Retries per segment after failures without progress.")
+    var retries = DownloadOptions().retries
+
+    @Option(name: .customLong("connect-timeout"), help: "Seconds to wait for a connection.")
+    var connectTimeout = DownloadOptions().connectTimeout
+
+    @Option(name: .customLong("stall-timeout"), help: "Retry a connection that receives nothing for this many seconds.")
+    var stallTimeout = DownloadOptions().stallTimeout
+
+    @Option(name: .customLong("min-split"), help: "Do not split segments below this size (K, M suffixes).")
+    var minSplit: ByteCount?
+
+    @Flag(help: "Allocate the whole file on disk before downloading.")
+    var preallocate = false
+
+    @Flag(help: "Overwrite an existing file at the output path.")
+    var force = false
+
+    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+    var quiet = false
+
+    @Flag(help: "Print one JSON object per line on stdout: progress events and a final summary.")
+    var json = false
+
+    func validate() throws {
+        if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
+        if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
+        if http11, http2 { throw ValidationError("use either --http1.1 or --http2") }
+        if let checksum, Self.sha256(from: checksum) == nil {
+            throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
+        }
+        for line in header where !line.contains(":") {
+            throw ValidationError("header '\(line)' must look like 'Name: value'")
+        }
+    }
+
+    static func sha256(from checksum: String) -> String? {
+        let parts = checksum.split(separator: "=", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "sha256", parts[1].count == 64,
+            parts[1].allSatisfy(\.isHexDigit)
+        else { return nil }
+        return parts[1].lowercased()
+    }
+
+    var downloadOptions: DownloadOptions {
+        var options = DownloadOptions()
+        options.connections = connections
+        options.headers = header
+        if let userAgent { options.userAgent = userAgent }
+        options.referer = referer
+        options.cookieFile = cookie
+        options.credentials = user
+        options.proxy = proxy
+        options.insecure = insecure
+        options.caCertificates = cacert
+        options.maxBytesPerSecond = maxSpeed?.bytes
+        options.httpVersion = http2 ? .http2 : .http1_1
+        options.sha256 = checksum.flatMap(Self.sha256)
+        options.retries = max(0, retries)
+        options.connectTimeout = connectTimeout
+        options.stallTimeout = stallTimeout
+        if let minSplit { options.minSplitSize = minSplit.bytes }
+        options.preallocate = preallocate
+        options.overwrite = force
+        return options
+    }
+
+    func makeReporter() -> any ProgressReporter {
+        if json { return JSONReporter() }
+        if quiet { return SilentReporter() }
+        return isatty(2) == 1 ? TerminalReporter() : LineReporter()
+    }
+
+    func run() async throws {
+        let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
+        let download = Download(url: url, to: destination, options: downloadOptions)
+        let reporter = makeReporter()
+        let interrupts = InterruptHandler { download.cancel() }
+        defer { interrupts.stop() }
+        let printing = Task {
+            for await event in download.events { reporter.report(event) }
+        }
+        do {
+            _ = try await download.run()
+            await printing.value
+        } catch {
+            await printing.value
+            reporter.failed(error)
+            throw ExitCode(ExitStatus(error).rawValue)
+        }
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a cancel of the download, so it stops cleanly.
+final class InterruptHandler {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: action)
+            source.resume()
+            return source
+        }
+    }
+
+    func stop() {
+        for source in sources { source.cancel() }
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import VFetch
+
+/// Shows a download's events to the user.
+protocol ProgressReporter: Sendable {
+    func report(_ event: DownloadEvent)
+    func failed(_ error: DownloadError)
+}
+
+extension ProgressReporter {
+    func failed(_ error: DownloadError) { writeStandardError("vfetch: \(error)\n") }
+}
+
+func writeStandardError(_ text: String) {
+    FileHandle.standardError.write(Data(text.utf8))
+}
+
+/// `--quiet`: errors only.
+struct SilentReporter: ProgressReporter {
+    func report(_ event: DownloadEvent) {}
+}
+
+/// A terminal: one line redrawn at most ten times a second, with a map of the file's done parts.
+final class TerminalReporter: ProgressReporter, @unchecked Sendable {
+    // Only the single task that drains `Download.events` calls `report`; `failed` runs after it ends.
+    private var lastDraw = -1.0
+    private var drew = false
+
+    func report(_ event: DownloadEvent) {
+        switch event {
+        case .started(let info):
+            writeStandardError("vfetch: \(info.finalURL) → \(info.outputPath) (\(Format.size(info.length)))\n")
+        case .notice(let message):
+            clearLine()
+            writeStandardError("vfetch: \(message)\n")
+        case .progress(let progress):
+            guard progress.seconds - lastDraw >= 0.1 else { return }
+            lastDraw = progress.seconds
+            drew = true
+            writeStandardError("\r\u{1B}[K" + Format.progressLine(progress, mapWidth: 24))
+        case .finished(let summary):
+            clearLine()
+            writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
+        }
+    }
+
+    func failed(_ error: DownloadError) {
+        clearLine()
+        writeStandardError("vfetch: \(error)\n")
+    }
+
+    private func clearLine() {
+        if drew { writeStandardError("\r\u{1B}[K") }
+        drew = false
+    }
+}
+
+/// Not a terminal (a log, a pipe): a plain line every few seconds.
+final class LineReporter: ProgressReporter, @unchecked Sendable {
+    // Only the single task that drains `Download.events` calls `report`.
+    private var lastLine = 0.0
+
+    func report(_ event: DownloadEvent) {
+        switch event {
+        case .started(let info):
+            writeStandardError("vfetch: \(info.finalURL) → \(info.outputPath) (\(Format.size(info.length)))\n")
+        case .notice(let message):
+            writeStandardError("vfetch: \(message)\n")
+        case .progress(let progress):
+            guard progress.seconds - lastLine >= 2 else { return }
+            lastLine = progress.seconds
+            writeStandardError("vfetch: " + Format.progressLine(progress, mapWidth: 0) + "\n")
+        case .finished(let summary):
+            writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
+        }
+    }
+}
+
+/// `--json`: one JSON object per line on stdout.
+struct JSONReporter: ProgressReporter {
+    func report(_ event: DownloadEvent) {
+        switch event {
+        case .started(let info):
+            emit([
+                "event": "started", "url": info.url, "final_url": info.finalURL, "length": info.length as Any,
+                "accepts_ranges": info.acceptsRanges, "etag": info.etag as Any, "last_modified": info.lastModified as Any,
+                "content_type": info.contentType as Any, "path": info.outputPath,
+            ])
+        case .notice(let message):
+            emit(["event": "notice", "message": message])
+        case .progress(let progress):
+            emit([
+                "event": "progress", "bytes": progress.bytesDone, "total": progress.totalBytes as Any,
+                "bytes_per_second": progress.bytesPerSecond.rounded(), "connections": progress.activeConnections,
+                "seconds": (progress.seconds * 1000).rounded() / 1000,
+            ])
+        case .finished(let summary):
+            emit([
+                "event": "done", "path": summary.path, "bytes": summary.bytes,
+                "seconds": (summary.seconds * 1000).rounded() / 1000, "connections": summary.connections,
+                "peak_connections": summary.peakConnections, "retries": summary.retries, "sha256": summary.sha256 as Any,
+            ])
+        }
+    }
+
+    func failed(_ error: DownloadError) {
+        emit(["event": "error", "message": error.description, "exit_code": ExitStatus(error).rawValue])
+        writeStandardError("vfetch: \(error)\n")
+    }
+
+    private func emit(_ object: [String: Any]) {
+        let cleaned = object.mapValues { value -> Any in
+            if case Optional<Any>.none = value as Any? { return NSNull() }
+            return value
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: cleaned, options: [.sortedKeys]) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+}
+
+/// Human-readable figures.
+enum Format {
+    static func size(_ bytes: Int64?) -> String {
+        guard let bytes else { return "unknown size" }
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "--:--" }
+        let whole = Int(seconds.rounded())
+        return whole >= 3600
+            ? String(format: "%d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60)
+            : String(format: "%d:%02d", whole / 60, whole % 60)
+    }
+
+    static func progressLine(_ progress: DownloadProgress, mapWidth: Int) -> String {
+        var parts: [String] = []
+        if let total = progress.totalBytes, total > 0 {
+            parts.append(String(format: "%5.1f%%", Double(progress.bytesDone) * 100 / Double(total)))
+            parts.append("\(size(progress.bytesDone)) / \(size(total))")
+        } else {
+            parts.append(size(progress.bytesDone))
+        }
+        parts.append("\(size(Int64(progress.bytesPerSecond)))/s")
+        if let total = progress.totalBytes, progress.bytesPerSecond > 0 {
+            parts.append("ETA " + duration(Double(total - progress.bytesDone) / progress.bytesPerSecond))
+        }
+        parts.append("\(progress.activeConnections) conn")
+        if mapWidth > 0, let total = progress.totalBytes, total > 0 {
+            parts.append("[" + map(progress.doneRanges, total: total, width: mapWidth) + "]")
+        }
+        return parts.joined(separator: "  ")
+    }
+
+    /// One character per slice of the file: full, half or more, some, or nothing done.
+    static func map(_ done: [Range<Int64>], total: Int64, width: Int) -> String {
+        (0..<width).map { cell -> Character in
+            let slice = total * Int64(cell) / Int64(width)..<total * Int64(cell + 1) / Int64(width)
+            guard !slice.isEmpty else { return "█" }
+            let covered = done.reduce(Int64(0)) { sum, range in
+                sum + max(0, min(range.upperBound, slice.upperBound) - max(range.lowerBound, slice.lowerBound))
+            }
+            let fraction = Double(covered) / Double(slice.count)
+            return fraction >= 1 ? "█" : fraction >= 0.5 ? "▓" : fraction > 0 ? "░" : "·"
+        }.map(String.init).joined()
+    }
+
+    static func summaryLine(_ summary: DownloadSummary) -> String {
+        let rate = summary.seconds > 0 ? Double(summary.bytes) / summary.seconds : 0
+        return "saved \(summary.path): \(size(summary.bytes)) in \(String(format: "%.2f", summary.seconds)) s "
+            + "(\(size(Int64(rate)))/s, \(summary.connections) connections, \(summary.retries) retries)"
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct VFetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vfetch",
+        abstract: "Fetch large video files over HTTP(S) with many connections at once.",
+        subcommands: [GetCommand.self]
+    )
+}

@@ -1,0 +1,329 @@
+/// Names one HTTP transfer (one request on one connection) for the scheduler.
+package struct TransferID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let rawValue: Int
+    package init(_ rawValue: Int) { self.rawValue = rawValue }
+    package static func < (lhs: TransferID, rhs: TransferID) -> Bool { lhs.rawValue < rhs.rawValue }
+    package var description: String { "#\(rawValue)" }
+}
+
+/// Decides which bytes each connection asks for, and which bytes of what arrives get written.
+///
+/// A value-type state machine: the I/O owner tells it what happened (`receive`, `transferEnded`,
+/// `tick`) and does what it answers, so every decision can be tested without sockets.
+///
+/// Every missing byte belongs to exactly one segment. A segment is held by zero, one or (while
+/// raced) two transfers. Holders only ever deliver bytes at or before the segment's `next`
+/// offset, so the first bytes to arrive at `next` are written and the same byte is never written twice.
+package struct SegmentScheduler: Sendable {
+    package struct Configuration: Sendable, Equatable {
+        /// No segment is split into parts smaller than this.
+        package var minSplitSize: Int64 = 1 << 20
+        /// Split points fall on multiples of this, so cache blocks are written by one segment.
+        package var alignment: Int64 = 64 << 10
+        /// A transfer slower than this fraction of the median for `slowSeconds` ticks is replaced.
+        package var slowFactor: Double = 0.3
+        package var slowSeconds: Int = 3
+        /// A segment whose holder needs longer than this to finish is raced by an idle connection.
+        package var raceAfterSeconds: Double = 1.0
+        package var retry = RetryPolicy()
+        package init() {}
+    }
+
+    /// A request to start: a new transfer asking for `range` (nil: the whole file, without Range).
+    package struct Assignment: Equatable, Sendable {
+        package var transfer: TransferID
+        package var range: Range<Int64>?
+        package var isRace: Bool
+    }
+
+    /// What to do with a chunk a transfer delivered.
+    package struct Receipt: Equatable, Sendable {
+        /// The file bytes of the chunk to write; nil: drop the chunk.
+        package var write: Range<Int64>?
+        /// How many bytes at the start of the chunk come before `write`.
+        package var skip: Int64 = 0
+        /// The transfer has delivered all it should: abort it.
+        package var stop: Bool
+    }
+
+    package enum Outcome: Equatable, Sendable {
+        /// The server sent all that was asked.
+        case finished
+        /// The request failed; retry after at least `retryAfter` seconds if given.
+        case failed(retryAfter: Double?)
+        /// The engine stopped it on the scheduler's word (split point reached, race lost, too slow).
+        case stopped
+    }
+
+    struct Segment {
+        let id: Int
+        var next: Int64
+        var end: Int64
+        var holders: [TransferID] = []
+        var notBefore: Double = 0
+        var failures = 0
+        var remaining: Int64 { end - next }
+    }
+
+    struct Transfer {
+        var segment: Int?
+        var position: Int64
+        var requestEnd: Int64
+        var wrote = false
+        var startedAt: Double
+        var received: Int64 = 0
+        var receivedAtTick: Int64 = 0
+        var rate: Double?
+        var slowTicks = 0
+    }
+
+    /// The file's length; nil while unknown (a chunked response), set when the only transfer finishes.
+    package private(set) var total: Int64?
+    /// False when the server cannot serve ranges: one transfer of the whole file, restarted from 0 on failure.
+    package let rangeRequests: Bool
+    package let configuration: Configuration
+    package private(set) var completed: ByteRangeSet
+    /// Failed transfers so far.
+    package private(set) var retries = 0
+
+    private var segments: [Segment] = []
+    private var transfers: [TransferID: Transfer] = [:]
+    private var orphans: [TransferID] = []
+    private var nextTransferID = 0
+    private var nextSegmentID = 0
+    private var lastTick: Double?
+    private var finishedUnknownLength = false
+
+    package init(
+        total: Int64?, rangeRequests: Bool, completed: ByteRangeSet = ByteRangeSet(),
+        configuration: Configuration = Configuration()
+    ) {
+        self.total = total
+        self.rangeRequests = rangeRequests && total != nil
+        self.configuration = configuration
+        if self.rangeRequests, let total {
+            self.completed = completed
+            for gap in completed.gaps(in: 0..<total) { addSegment(gap) }
+        } else {
+            self.completed = ByteRangeSet()
+            if total != 0 { addSegment(0..<(total ?? .max)) }
+        }
+    }
+
+    package var isComplete: Bool {
+        total == nil ? finishedUnknownLength : segments.isEmpty
+    }
+
+    /// Transfers that hold a segment or wait to be told they ended.
+    package var activeTransfers: Int { transfers.count }
+
+    /// Makes a transfer that is already running (the probe) the holder of the segment at `offset`.
+    package mutating func adopt(requestedUpTo requestEnd: Int64?, now: Double) -> TransferID? {
+        guard let index = segments.firstIndex(where: { $0.next == 0 && $0.holders.isEmpty }) else { return nil }
+        let id = makeTransferID()
+        hold(index, by: id, requestEnd: requestEnd ?? .max, now: now)
+        return id
+    }
+
+    /// The next request to start on a free connection, or nil when there is nothing worth starting.
+    package mutating func assign(now: Double) -> Assignment? {
+        if let index = segments.indices.filter({ segments[$0].holders.isEmpty && segments[$0].notBefore <= now })
+            .min(by: { segments[$0].next < segments[$1].next })
+        {
+            return start(on: index, now: now, isRace: false)
+        }
+        guard rangeRequests else { return nil }
+        let held = segments.indices.filter { !segments[$0].holders.isEmpty }
+        if let largest = held.max(by: { segments[$0].remaining < segments[$1].remaining }),
+            let mid = splitPoint(of: segments[largest])
+        {
+            let tail = mid..<segments[largest].end
+            segments[largest].end = mid
+            addSegment(tail)
+            return start(on: segments.count - 1, now: now, isRace: false)
+        }
+        let straggler = held.filter { index in
+            let segment = segments[index]
+            guard segment.holders.count == 1, let holder = transfers[segment.holders[0]],
+                now - holder.startedAt >= configuration.raceAfterSeconds
+            else { return false }
+            let rate = holder.rate ?? 0
+            return rate <= 0 || Double(segment.remaining) / rate > configuration.raceAfterSeconds
+        }.max { segments[$0].remaining < segments[$1].remaining }
+        if let straggler { return start(on: straggler, now: now, isRace: true) }
+        return nil
+    }
+
+    /// Accounts for `count` bytes that transfer `id` just received, and says which of them to write.
+    package mutating func receive(_ id: TransferID, count: Int64, now: Double) -> Receipt {
+        guard var transfer = transfers[id], let segmentID = transfer.segment,
+            let index = segments.firstIndex(where: { $0.id == segmentID })
+        else { return Receipt(write: nil, stop: true) }
+        let chunk = transfer.position..<(transfer.position + count)
+        transfer.position = chunk.upperBound
+        transfer.received += count
+        var segment = segments[index]
+        var receipt = Receipt(write: nil, stop: false)
+        // Holders never run ahead of `next`, so only the chunk's tail can be new.
+        let start = max(chunk.lowerBound, segment.next)
+        let write = start..<max(start, min(chunk.upperBound, segment.end))
+        if !write.isEmpty {
+            receipt.skip = write.lowerBound - chunk.lowerBound
+            segment.next = write.upperBound
+            completed.insert(write)
+            transfer.wrote = true
+            receipt.write = write
+        } else if transfer.wrote, segment.holders.count > 1 {
+            receipt.stop = true  // overtaken by a racer: the other holder is faster
+        }
+        if transfer.position >= segment.end { receipt.stop = transfer.position < transfer.requestEnd }
+        transfers[id] = transfer
+        segments[index] = segment
+        if segment.remaining == 0, total != nil {
+            segments.remove(at: index)
+            for holder in segment.holders where holder != id {
+                transfers[holder]?.segment = nil
+                orphans.append(holder)
+            }
+            transfers[id]?.segment = nil
+        } else if receipt.stop {
+            detach(id)
+        }
+        return receipt
+    }
+
+    /// Transfers whose segment was finished by another holder: abort them, then call `transferEnded`.
+    package mutating func takeOrphans() -> [TransferID] {
+        defer { orphans.removeAll() }
+        return orphans
+    }
+
+    /// Must be called once for every transfer when it is over. Returns false when a segment ran out of retries.
+    package mutating func transferEnded(_ id: TransferID, outcome: Outcome, now: Double) -> Bool {
+        guard let transfer = transfers.removeValue(forKey: id) else { return true }
+        if total == nil, outcome == .finished {
+            total = transfer.position
+            completed = ByteRangeSet([0..<transfer.position])
+            segments.removeAll()
+            finishedUnknownLength = true
+            return true
+        }
+        guard let segmentID = transfer.segment, let index = segments.firstIndex(where: { $0.id == segmentID })
+        else { return true }
+        segments[index].holders.removeAll { $0 == id }
+        let failed: Bool
+        let retryAfter: Double?
+        switch outcome {
+        case .failed(let after):
+            failed = true
+            retryAfter = after
+        case .finished:
+            // The server ended the body early without an error: as good as a failure.
+            failed = true
+            retryAfter = nil
+        case .stopped:
+            failed = false
+            retryAfter = nil
+        }
+        guard failed else { return true }
+        retries += 1
+        guard segments[index].holders.isEmpty else { return true }
+        if !rangeRequests {
+            segments[index].next = 0
+            completed = ByteRangeSet()
+        }
+        segments[index].failures = transfer.wrote ? 1 : segments[index].failures + 1
+        if segments[index].failures > configuration.retry.maxRetries { return false }
+        segments[index].notBefore =
+            now
+            + configuration.retry.delay(
+                afterFailures: segments[index].failures, retryAfter: retryAfter, jitter: Double.random(in: 0..<1))
+        return true
+    }
+
+    /// Measures each transfer's rate once a second; returns those far slower than their peers, to be replaced.
+    package mutating func tick(now: Double) -> [TransferID] {
+        guard let last = lastTick else {
+            lastTick = now
+            return []
+        }
+        let elapsed = now - last
+        guard elapsed >= 1 else { return [] }
+        lastTick = now
+        for (id, var transfer) in transfers where transfer.segment != nil {
+            if now - transfer.startedAt >= elapsed {
+                transfer.rate = Double(transfer.received - transfer.receivedAtTick) / elapsed
+            }
+            transfer.receivedAtTick = transfer.received
+            transfers[id] = transfer
+        }
+        let rates = transfers.values.compactMap(\.rate).sorted()
+        guard rangeRequests, rates.count >= 3 else { return [] }
+        let median = rates[rates.count / 2]
+        var slow: [TransferID] = []
+        for (id, var transfer) in transfers {
+            guard let rate = transfer.rate, let segmentID = transfer.segment,
+                let segment = segments.first(where: { $0.id == segmentID })
+            else { continue }
+            let lagging = rate < configuration.slowFactor * median && Double(segment.remaining) > rate * 2
+            transfer.slowTicks = lagging ? transfer.slowTicks + 1 : 0
+            transfers[id] = transfer
+            if transfer.slowTicks >= configuration.slowSeconds {
+                detach(id)
+                slow.append(id)
+            }
+        }
+        return slow.sorted()
+    }
+
+    /// Missing byte ranges that no transfer is fetching, in file order; for progress maps and tests.
+    package var segmentRanges: [Range<Int64>] {
+        segments.map { $0.next..<$0.end }.sorted { $0.lowerBound < $1.lowerBound }
+    }
+
+    /// The number of transfers holding each segment, in file order; for tests.
+    package var holdersPerSegment: [Int] {
+        segments.sorted { $0.next < $1.next }.map(\.holders.count)
+    }
+
+    // MARK: - Private
+
+    private mutating func makeTransferID() -> TransferID {
+        nextTransferID += 1
+        return TransferID(nextTransferID)
+    }
+
+    private mutating func addSegment(_ range: Range<Int64>) {
+        nextSegmentID += 1
+        segments.append(Segment(id: nextSegmentID, next: range.lowerBound, end: range.upperBound))
+    }
+
+    private mutating func start(on index: Int, now: Double, isRace: Bool) -> Assignment {
+        let id = makeTransferID()
+        let segment = segments[index]
+        hold(index, by: id, requestEnd: segment.end, now: now)
+        let range = rangeRequests ? segment.next..<segment.end : nil
+        return Assignment(transfer: id, range: range, isRace: isRace)
+    }
+
+    private mutating func hold(_ index: Int, by id: TransferID, requestEnd: Int64, now: Double) {
+        segments[index].holders.append(id)
+        transfers[id] = Transfer(segment: segments[index].id, position: segments[index].next, requestEnd: requestEnd, startedAt: now)
+    }
+
+    /// Releases a transfer's claim; its segment waits for the next free connection.
+    private mutating func detach(_ id: TransferID) {
+        guard let segmentID = transfers[id]?.segment else { return }
+        transfers[id]?.segment = nil
+        if let index = segments.firstIndex(where: { $0.id == segmentID }) {
+            segments[index].holders.removeAll { $0 == id }
+        }
+    }
+
+    private func splitPoint(of segment: Segment) -> Int64? {
+        guard segment.remaining >= 2 * configuration.minSplitSize else { return nil }
+        let middle = segment.next + segment.remaining / 2
+        let aligned = middle - middle % configuration.alignment
+        return aligned > segment.next + configuration.minSplitSize / 2 ? aligned : middle
+    }
+}
