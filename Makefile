@@ -1,0 +1,30 @@
+# vfetch: the two commands a newcomer needs are `make demo` and `make test`.
+SWIFT ?= swift
+
+.PHONY: build test demo bench bench-quick clean
+
+build:
+	scripts/install-deps.sh build
+	$(SWIFT) build -c release --product vfetch
+
+test:
+	scripts/install-deps.sh test
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo:
+	scripts/install-deps.sh demo
+	scripts/demo.sh
+
+bench:
+	scripts/install-deps.sh bench
+	$(SWIFT) build -c release --product vfetch
+	Benchmarks/e2e.sh
+
+bench-quick:
+	scripts/install-deps.sh bench
+	$(SWIFT) build -c release --product vfetch
+	Benchmarks/e2e.sh --quick
+
+clean:
+	rm -rf .build demo-out

@@ -1,0 +1,192 @@
+import Testing
+@testable import VFetchCore
+
+@Suite struct SegmentSchedulerTests {
+    static let mib: Int64 = 1 << 20
+
+    /// `#require` cannot wrap a mutating call.
+    func unwrap<T>(_ value: T?, sourceLocation: SourceLocation = #_sourceLocation) throws -> T {
+        try #require(value, sourceLocation: sourceLocation)
+    }
+
+    func ended(_ plan: inout SegmentScheduler, _ id: TransferID, outcome: SegmentScheduler.Outcome, now: Double) -> Bool {
+        plan.transferEnded(id, outcome: outcome, now: now)
+    }
+
+    func scheduler(total: Int64 = 64 * mib, ranges: Bool = true) -> SegmentScheduler {
+        SegmentScheduler(total: total, rangeRequests: ranges)
+    }
+
+    @Test func theProbeHoldsTheWholeFileAndIdleConnectionsSplitTheLargestRemainder() throws {
+        var plan = scheduler()
+        let probe = try unwrap(plan.adopt(requestedUpTo: 64 * Self.mib, now: 0))
+        let second = try unwrap(plan.assign(now: 0))
+        #expect(second.range == 32 * Self.mib..<64 * Self.mib)
+        let third = try unwrap(plan.assign(now: 0))
+        #expect(third.range == 16 * Self.mib..<32 * Self.mib)
+        #expect(plan.segmentRanges == [0..<16 * Self.mib, 16 * Self.mib..<32 * Self.mib, 32 * Self.mib..<64 * Self.mib])
+        // The probe asked for everything but must stop at its new end.
+        var receipt = plan.receive(probe, count: 16 * Self.mib - 10, now: 0.1)
+        #expect(receipt.write == 0..<16 * Self.mib - 10 && !receipt.stop)
+        receipt = plan.receive(probe, count: 100, now: 0.2)
+        #expect(receipt.write == 16 * Self.mib - 10..<16 * Self.mib)
+        #expect(receipt.stop)
+        #expect(plan.completed.ranges == [0..<16 * Self.mib])
+    }
+
+    @Test func splitsStopAtTheMinimumSizeAndAlignToBlocks() throws {
+        var plan = scheduler(total: 3 * Self.mib + 12345)
+        _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        let second = try unwrap(plan.assign(now: 0))
+        #expect(second.range!.lowerBound % (64 << 10) == 0)
+        // Each part is now under 2 MiB: nothing more to split, and no one is slow yet.
+        #expect(plan.assign(now: 0) == nil)
+    }
+
+    @Test func everyByteIsWrittenExactlyOnceWhileARacerOvertakes() throws {
+        var config = SegmentScheduler.Configuration()
+        config.raceAfterSeconds = 1
+        var plan = SegmentScheduler(total: 4 * Self.mib, rangeRequests: true, configuration: config)
+        let slow = try unwrap(plan.adopt(requestedUpTo: 4 * Self.mib, now: 0))
+        let fast = try unwrap(plan.assign(now: 0)).transfer  // takes 2..4 MiB
+        var written = ByteRangeSet()
+        func deliver(_ id: TransferID, _ count: Int64, _ now: Double) -> SegmentScheduler.Receipt {
+            let receipt = plan.receive(id, count: count, now: now)
+            if let range = receipt.write {
+                #expect(written.gaps(in: range) == [range], "byte written twice")
+                written.insert(range)
+            }
+            return receipt
+        }
+        _ = deliver(slow, 100_000, 0.5)
+        #expect(deliver(fast, 2 * Self.mib, 0.6).stop == false)  // exactly its request: ends by itself
+        _ = plan.transferEnded(fast, outcome: .finished, now: 0.6)
+        _ = plan.tick(now: 0)
+        _ = plan.tick(now: 1.5)
+        // Nothing left to split: the straggler gets raced from its current position.
+        let racer = try unwrap(plan.assign(now: 1.5))
+        #expect(racer.isRace)
+        #expect(racer.range == 100_000..<2 * Self.mib)
+        #expect(plan.holdersPerSegment == [2])
+        _ = deliver(slow, 50_000, 1.6)  // the straggler still leads
+        let catchUp = deliver(racer.transfer, 200_000, 1.7)  // first 150 000 bytes already there
+        #expect(catchUp.write == 150_000..<300_000)
+        #expect(catchUp.skip == 50_000)
+        let lost = deliver(slow, 10_000, 1.8)  // overtaken: stop it
+        #expect(lost.write == nil && lost.stop)
+        _ = plan.transferEnded(slow, outcome: .stopped, now: 1.8)
+        let rest = deliver(racer.transfer, 2 * Self.mib - 300_000, 2.0)
+        #expect(!rest.stop)
+        #expect(plan.isComplete)
+        #expect(written.ranges == [0..<4 * Self.mib])
+    }
+
+    @Test func aSlowTransferIsReplacedAndItsSegmentReassigned() throws {
+        var plan = scheduler(total: 64 * Self.mib)
+        var ids = [try unwrap(plan.adopt(requestedUpTo: nil, now: 0))]
+        for _ in 0..<3 { ids.append(try unwrap(plan.assign(now: 0)).transfer) }
+        _ = plan.tick(now: 0)
+        var replaced: [TransferID] = []
+        var slowWritten = ByteRangeSet()
+        for second in 1...5 where replaced.isEmpty {
+            for (index, id) in ids.enumerated() {
+                let receipt = plan.receive(id, count: index == 3 ? 10_000 : 1_000_000, now: Double(second))
+                if index == 3, let write = receipt.write { slowWritten.insert(write) }
+            }
+            replaced += plan.tick(now: Double(second))
+        }
+        #expect(replaced == [ids[3]])
+        _ = plan.transferEnded(ids[3], outcome: .stopped, now: 4)
+        // The released segment goes to the next free connection before any split.
+        let fresh = try unwrap(plan.assign(now: 4))
+        // Three seconds under 0.3x the median.
+        #expect(slowWritten.count == 30_000)
+        #expect(fresh.range?.lowerBound == slowWritten.ranges.last?.upperBound)
+        #expect(!fresh.isRace)
+    }
+
+    @Test func failuresBackOffAndRunOutOfRetries() throws {
+        var config = SegmentScheduler.Configuration()
+        config.retry = RetryPolicy(maxRetries: 2, baseDelay: 1, maxDelay: 10)
+        var plan = SegmentScheduler(total: 1000, rangeRequests: true, configuration: config)
+        var id = try unwrap(plan.assign(now: 0)).transfer
+        #expect(ended(&plan, id, outcome: .failed(retryAfter: 5), now: 0))
+        #expect(plan.assign(now: 4.9) == nil, "Retry-After is honoured")
+        id = try unwrap(plan.assign(now: 5)).transfer
+        #expect(ended(&plan, id, outcome: .failed(retryAfter: nil), now: 5))
+        #expect(plan.assign(now: 5.4) == nil, "at least half the backoff")
+        id = try unwrap(plan.assign(now: 7)).transfer
+        #expect(ended(&plan, id, outcome: .failed(retryAfter: nil), now: 7) == false)
+        #expect(plan.retries == 3)
+    }
+
+    @Test func progressResetsTheRetryCount() throws {
+        var config = SegmentScheduler.Configuration()
+        config.retry = RetryPolicy(maxRetries: 1, baseDelay: 0.01, maxDelay: 0.01)
+        var plan = SegmentScheduler(total: 100, rangeRequests: true, configuration: config)
+        for attempt in 0..<10 {
+            let assignment = try unwrap(plan.assign(now: Double(attempt)))
+            #expect(assignment.range?.lowerBound == Int64(attempt * 10))
+            _ = plan.receive(assignment.transfer, count: 10, now: Double(attempt))
+            #expect(ended(&plan, assignment.transfer, outcome: .failed(retryAfter: nil), now: Double(attempt)))
+        }
+        // Ten failures with one retry allowed, yet every attempt moved on: the file is complete.
+        #expect(plan.isComplete)
+        #expect(plan.completed.ranges == [0..<100])
+    }
+
+    @Test func withoutRangesAFailureRestartsFromZero() throws {
+        var plan = scheduler(total: 1000, ranges: false)
+        let first = try unwrap(plan.assign(now: 0))
+        #expect(first.range == nil)
+        _ = plan.receive(first.transfer, count: 400, now: 0)
+        #expect(plan.assign(now: 0) == nil, "one connection only")
+        #expect(ended(&plan, first.transfer, outcome: .failed(retryAfter: 0), now: 0))
+        #expect(plan.completed.isEmpty)
+        let again = try unwrap(plan.assign(now: 10))
+        #expect(plan.receive(again.transfer, count: 1000, now: 10).write == 0..<1000)
+        #expect(plan.isComplete)
+    }
+
+    @Test func unknownLengthEndsWhenTheStreamEnds() throws {
+        var plan = SegmentScheduler(total: nil, rangeRequests: true)
+        #expect(!plan.rangeRequests)
+        let only = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        #expect(plan.receive(only, count: 5000, now: 0).write == 0..<5000)
+        #expect(!plan.isComplete)
+        #expect(ended(&plan, only, outcome: .finished, now: 1))
+        #expect(plan.isComplete && plan.total == 5000)
+    }
+
+    @Test func anEarlyEndIsAFailureNotSuccess() throws {
+        var plan = scheduler(total: 1000)
+        let only = try unwrap(plan.assign(now: 0))
+        _ = plan.receive(only.transfer, count: 600, now: 0)
+        #expect(ended(&plan, only.transfer, outcome: .finished, now: 0))
+        #expect(plan.retries == 1)
+        #expect(try unwrap(plan.assign(now: 100)).range == 600..<1000)
+    }
+
+    @Test func resumesOnlyTheGaps() {
+        let done = ByteRangeSet([0..<100, 300..<400])
+        var plan = SegmentScheduler(total: 500, rangeRequests: true, completed: done)
+        #expect(plan.segmentRanges == [100..<300, 400..<500])
+        #expect(plan.assign(now: 0)?.range == 100..<300)
+        #expect(plan.assign(now: 0)?.range == 400..<500)
+    }
+
+    @Test func anEmptyFileIsCompleteAtOnce() {
+        var plan = scheduler(total: 0)
+        #expect(plan.isComplete)
+        #expect(plan.adopt(requestedUpTo: 0, now: 0) == nil)
+    }
+
+    @Test func backoffGrowsAndHonoursRetryAfter() {
+        let policy = RetryPolicy(maxRetries: 5, baseDelay: 0.5, maxDelay: 4)
+        #expect(policy.delay(afterFailures: 1, retryAfter: nil, jitter: 1) == 0.5)
+        #expect(policy.delay(afterFailures: 3, retryAfter: nil, jitter: 1) == 2)
+        #expect(policy.delay(afterFailures: 3, retryAfter: nil, jitter: 0) == 1)
+        #expect(policy.delay(afterFailures: 10, retryAfter: nil, jitter: 1) == 4)
+        #expect(policy.delay(afterFailures: 1, retryAfter: 7, jitter: 0.3) == 7)
+    }
+}
