@@ -1,0 +1,76 @@
+import Foundation
+import TestOrigin
+import VFetch
+import VFetchCore
+
+/// Deterministic pseudo-random bytes, different for each seed.
+func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
+    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    var bytes = [UInt8](repeating: 0, count: count)
+    for index in stride(from: 0, to: count, by: 8) {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        withUnsafeBytes(of: state) { word in
+            for offset in 0..<min(8, count - index) { bytes[index + offset] = word[offset] }
+        }
+    }
+    return bytes
+}
+
+func sha256(_ bytes: [UInt8]) -> String { SHA256.hex(bytes) }
+
+func sha256(file path: String) throws -> String {
+    SHA256.hex([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+}
+
+/// A fresh directory under the system's temporary directory.
+func makeTemporaryDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "vfetch-test-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Runs `body` with a started origin and a scratch directory, and always cleans both up.
+func withOrigin<T>(_ body: (TestOrigin, String) async throws -> T) async throws -> T {
+    let origin = try await TestOrigin.start()
+    let directory = try makeTemporaryDirectory()
+    do {
+        let result = try await body(origin, directory)
+        try await origin.shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+        return result
+    } catch {
+        try? await origin.shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+        throw error
+    }
+}
+
+/// A download's outcome with every event it reported.
+struct Fetched {
+    var result: Result<DownloadSummary, DownloadError>
+    var events: [DownloadEvent]
+
+    var notices: [String] {
+        events.compactMap { if case .notice(let text) = $0 { text } else { nil } }
+    }
+
+    var error: DownloadError? {
+        if case .failure(let error) = result { error } else { nil }
+    }
+}
+
+func fetch(_ url: String, to destination: Destination, options: DownloadOptions = DownloadOptions()) async -> Fetched {
+    let download = Download(url: url, to: destination, options: options)
+    let collector = Task {
+        var events: [DownloadEvent] = []
+        for await event in download.events { events.append(event) }
+        return events
+    }
+    let result: Result<DownloadSummary, DownloadError>
+    do { result = .success(try await download.run()) } catch { result = .failure(error) }
+    return Fetched(result: result, events: await collector.value)
+}
+
+func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
