@@ -26,7 +26,9 @@ final class Engine {
     private var fatal: DownloadError?
     private var lastFailure: DownloadError?
     private var fallbackReason: String?
+    /// Lowered when the server pushes back (429/503) or ranges fail; the ramp decides below it.
     private var connectionLimit: Int
+    private var ramp: ConnectionRamp?
     private var probeFailures = 0
     private var probeNotBefore = 0.0
     private var connectionsOpened = 0
@@ -67,6 +69,7 @@ final class Engine {
             if let fatal { return .failure(fatal) }
             if let scheduler, scheduler.isComplete {
                 removeAllTransfers()
+                if let fatal { return .failure(fatal) }
                 do { return .success(try finish()) } catch { return .failure(error) }
             }
             startTransfers()
@@ -74,6 +77,7 @@ final class Engine {
             for (easy, result) in multi.completed() { transferDone(easy, result: result) }
             applyFallback()
             for id in scheduler?.takeOrphans() ?? [] { stop(id) }
+            adjustConnections()
             if now - lastTick >= 1 {
                 lastTick = now
                 for id in scheduler?.tick(now: now) ?? [] { stop(id) }
@@ -91,7 +95,8 @@ final class Engine {
             if transfers.isEmpty, now >= probeNotBefore { start(url: url, range: nil, id: nil, isProbe: true) }
             return
         }
-        while transfers.count < connectionLimit, fatal == nil, let assignment = scheduler?.assign(now: now) {
+        let limit = min(connectionLimit, ramp?.limit ?? connectionLimit)
+        while transfers.count < limit, fatal == nil, let assignment = scheduler?.assign(now: now) {
             start(url: requestURL, range: assignment.range, id: assignment.transfer, isProbe: false)
         }
         peakConnections = max(peakConnections, transfers.count)
@@ -197,6 +202,7 @@ final class Engine {
         configuration.minSplitSize = max(64 << 10, options.minSplitSize)
         configuration.retry.maxRetries = options.retries
         scheduler = SegmentScheduler(total: found.length, rangeRequests: found.acceptsRanges, configuration: configuration)
+        ramp = ConnectionRamp(maximum: connectionLimit, now: now)
         events.yield(
             .started(
                 RemoteInfo(
@@ -223,12 +229,14 @@ final class Engine {
         if let write = receipt.write {
             let start = Int(receipt.skip)
             do {
-                try file.write(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + write.count)]), at: write.lowerBound)
+                try transfer.pending.append(
+                    UnsafeRawBufferPointer(rebasing: bytes[start..<(start + write.count)]), at: write.lowerBound, to: file)
             } catch {
                 fail(error, transfer)
                 return false
             }
         }
+        transfer.delivering = true
         if receipt.stop { transfer.abort = .stopped }
         return !receipt.stop
     }
@@ -241,9 +249,8 @@ final class Engine {
     // MARK: - Transfers ending
 
     private func transferDone(_ easy: UnsafeMutableRawPointer, result: CURLcode) {
-        guard let transfer = transfers.removeValue(forKey: easy) else { return }
-        multi.remove(transfer.easy)
-        connectionsOpened += transfer.easy.info(CURLINFO_NUM_CONNECTS)
+        guard let transfer = transfers[easy] else { return }
+        retire(transfer)
         guard let outcome = outcome(of: transfer, result: result) else { return }
         if let id = transfer.id {
             if scheduler?.transferEnded(id, outcome: outcome, now: now) == false {
@@ -308,21 +315,37 @@ final class Engine {
         }
     }
 
+    /// Follows the ramp: when extra connections did not pay, the newest ones give their segments back.
+    private func adjustConnections() {
+        guard var ramp, let scheduler else { return }
+        let delivering = transfers.values.filter(\.delivering).count
+        let limit = ramp.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
+        self.ramp = ramp
+        let extra = transfers.values.compactMap(\.id).sorted().dropFirst(limit)
+        for id in extra {
+            self.scheduler?.release(id)
+            stop(id)
+        }
+    }
+
     /// Aborts a transfer on the scheduler's word.
     private func stop(_ id: TransferID) {
-        guard let (easy, transfer) = transfers.first(where: { $0.value.id == id }) else { return }
-        transfers.removeValue(forKey: easy)
-        multi.remove(transfer.easy)
-        connectionsOpened += transfer.easy.info(CURLINFO_NUM_CONNECTS)
+        guard let transfer = transfers.values.first(where: { $0.id == id }) else { return }
+        retire(transfer)
         _ = scheduler?.transferEnded(id, outcome: .stopped, now: now)
     }
 
     private func removeAllTransfers() {
-        for transfer in transfers.values {
-            multi.remove(transfer.easy)
-            connectionsOpened += transfer.easy.info(CURLINFO_NUM_CONNECTS)
-        }
-        transfers.removeAll()
+        for transfer in transfers.values { retire(transfer) }
+    }
+
+    /// Takes a transfer out of libcurl and writes out what it still holds.
+    private func retire(_ transfer: Transfer) {
+        transfers.removeValue(forKey: transfer.easy.raw)
+        multi.remove(transfer.easy)
+        connectionsOpened += transfer.easy.info(CURLINFO_NUM_CONNECTS)
+        guard let file else { return }
+        do { try transfer.pending.flush(to: file) } catch { fatal = fatal ?? error }
     }
 
     /// A range request got the whole file or the wrong bytes: start over with one plain request.

@@ -24,6 +24,10 @@ final class Transfer {
     let isProbe: Bool
     var head = ResponseHead()
     var abort: Abort?
+    /// True once a byte of the body arrived.
+    var delivering = false
+    /// Received bytes on their way to the file.
+    let pending = WriteBuffer(capacity: 256 << 10)
     unowned let engine: Engine
 
     init(id: TransferID?, url: String, range: Range<Int64>?, isProbe: Bool, engine: Engine) throws {

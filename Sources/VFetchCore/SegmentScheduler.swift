@@ -276,6 +276,9 @@ package struct SegmentScheduler: Sendable {
         return slow.sorted()
     }
 
+    /// Takes a transfer off its segment, which waits for the next free connection; the engine then stops it.
+    package mutating func release(_ id: TransferID) { detach(id) }
+
     /// Missing byte ranges that no transfer is fetching, in file order; for progress maps and tests.
     package var segmentRanges: [Range<Int64>] {
         segments.map { $0.next..<$0.end }.sorted { $0.lowerBound < $1.lowerBound }

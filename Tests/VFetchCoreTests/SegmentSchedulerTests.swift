@@ -190,3 +190,39 @@ import Testing
         #expect(policy.delay(afterFailures: 1, retryAfter: 7, jitter: 0.3) == 7)
     }
 }
+
+@Suite struct ConnectionRampTests {
+    /// Feeds a ramp with a link where each connection carries `perConnection` up to `link` bytes per second.
+    func settle(perConnection: Double, link: Double, maximum: Int) -> Int {
+        var ramp = ConnectionRamp(maximum: maximum, initial: 4, now: 0)
+        var bytes = 0.0
+        var now = 0.0
+        for _ in 0..<200 {
+            now += 0.01
+            bytes += min(link, perConnection * Double(ramp.limit)) * 0.01
+            _ = ramp.update(bytesDone: Int64(bytes), delivering: ramp.limit, now: now)
+        }
+        return ramp.limit
+    }
+
+    @Test func climbsWhileEachConnectionIsLimited() {
+        #expect(settle(perConnection: 4e6, link: 100e6, maximum: 32) == 32)
+        #expect(settle(perConnection: 4e6, link: 36e6, maximum: 32) == 8)
+    }
+
+    @Test func staysLowWhenOneConnectionFillsTheLink() {
+        #expect(settle(perConnection: 1e9, link: 1e9, maximum: 32) == 4)
+    }
+
+    @Test func waitsForNewConnectionsToDeliver() {
+        var ramp = ConnectionRamp(maximum: 32, initial: 4, now: 0)
+        #expect(ramp.update(bytesDone: 0, delivering: 4, now: 0) == 4)
+        #expect(ramp.update(bytesDone: 1000, delivering: 4, now: 0.2) == 8)
+        // Still connecting: no window yet, however long it takes.
+        #expect(ramp.update(bytesDone: 2000, delivering: 5, now: 1.0) == 8)
+        #expect(ramp.update(bytesDone: 3000, delivering: 8, now: 1.2) == 8)
+        // The window is three times the 1 s the step took to start.
+        #expect(ramp.update(bytesDone: 90_000, delivering: 8, now: 2.0) == 8)
+        #expect(ramp.update(bytesDone: 100_000, delivering: 8, now: 4.3) == 16)
+    }
+}
