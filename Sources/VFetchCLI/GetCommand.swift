@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import VFetch
 
@@ -137,8 +136,8 @@ struct GetCommand: AsyncParsableCommand {
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)
         let reporter = makeReporter()
-        let interrupts = InterruptHandler { download.cancel() }
-        defer { interrupts.stop() }
+        Interrupts.onInterrupt { download.cancel() }
+        defer { Interrupts.onInterrupt(nil) }
         let printing = Task {
             for await event in download.events { reporter.report(event) }
         }
@@ -150,24 +149,5 @@ struct GetCommand: AsyncParsableCommand {
             reporter.failed(error)
             throw ExitCode(ExitStatus(error).rawValue)
         }
-    }
-}
-
-/// Turns SIGINT and SIGTERM into a cancel of the download, so it stops cleanly.
-final class InterruptHandler {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ action: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: action)
-            source.resume()
-            return source
-        }
-    }
-
-    func stop() {
-        for source in sources { source.cancel() }
     }
 }

@@ -7,4 +7,9 @@ struct VFetchCommand: AsyncParsableCommand {
         abstract: "Fetch large video files over HTTP(S) with many connections at once.",
         subcommands: [GetCommand.self]
     )
+
+    static func main() async {
+        Interrupts.start()
+        await main(nil)
+    }
 }

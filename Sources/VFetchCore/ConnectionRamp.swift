@@ -9,6 +9,8 @@ package struct ConnectionRamp: Sendable, Equatable {
     package var requiredGain = 1.25
     /// The shortest time a step is measured; slow links get three times the time a step took to start delivering.
     package var minimumWindow = 0.1
+    /// …and lasts until each connection could have delivered this much, so slow links are not judged on noise.
+    package var minimumBytesPerConnection: Int64 = 256 << 10
 
     private var stepStarted: Double
     private var window: (start: Double, bytes: Int64, length: Double)?
@@ -35,7 +37,9 @@ package struct ConnectionRamp: Sendable, Equatable {
             }
             return limit
         }
-        guard now - current.start >= current.length else { return limit }
+        guard now - current.start >= current.length,
+            bytesDone - current.bytes >= minimumBytesPerConnection * Int64(limit)
+        else { return limit }
         let rate = Double(bytesDone - current.bytes) / (now - current.start)
         window = nil
         if let previous, rate < previous.rate * requiredGain {

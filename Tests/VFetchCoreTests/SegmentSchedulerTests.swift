@@ -214,15 +214,18 @@ import Testing
         #expect(settle(perConnection: 1e9, link: 1e9, maximum: 32) == 4)
     }
 
-    @Test func waitsForNewConnectionsToDeliver() {
+    @Test func waitsForNewConnectionsToDeliverAndForEnoughData() {
+        let mib: Int64 = 1 << 20
         var ramp = ConnectionRamp(maximum: 32, initial: 4, now: 0)
         #expect(ramp.update(bytesDone: 0, delivering: 4, now: 0) == 4)
-        #expect(ramp.update(bytesDone: 1000, delivering: 4, now: 0.2) == 8)
+        // 0.2 s passed but only 512 KiB of the 1 MiB four connections must show: keep measuring.
+        #expect(ramp.update(bytesDone: mib / 2, delivering: 4, now: 0.2) == 4)
+        #expect(ramp.update(bytesDone: mib, delivering: 4, now: 0.3) == 8)
         // Still connecting: no window yet, however long it takes.
-        #expect(ramp.update(bytesDone: 2000, delivering: 5, now: 1.0) == 8)
-        #expect(ramp.update(bytesDone: 3000, delivering: 8, now: 1.2) == 8)
+        #expect(ramp.update(bytesDone: mib + 1000, delivering: 5, now: 1.3) == 8)
+        #expect(ramp.update(bytesDone: mib + 2000, delivering: 8, now: 1.3) == 8)
         // The window is three times the 1 s the step took to start.
-        #expect(ramp.update(bytesDone: 90_000, delivering: 8, now: 2.0) == 8)
-        #expect(ramp.update(bytesDone: 100_000, delivering: 8, now: 4.3) == 16)
+        #expect(ramp.update(bytesDone: 20 * mib, delivering: 8, now: 2.0) == 8)
+        #expect(ramp.update(bytesDone: 30 * mib, delivering: 8, now: 4.4) == 16)
     }
 }

@@ -1,0 +1,106 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A real HTTP/1.1 origin that serves in-memory files, with switches that reproduce the
+/// failures real servers and CDNs show.
+///
+/// Start one per test with `start()`, publish files, point a client at `url(_:)`, inspect
+/// `requests`, and `shutdown()` at the end. Connections run on NIO's shared singleton event
+/// loops, so starting and stopping many origins creates no threads.
+public final class TestOrigin: Sendable {
+    private let core: OriginCore
+    private let serverChannel: any Channel
+    private let host: String
+
+    /// The TCP port the origin listens on.
+    public let port: Int
+
+    private init(core: OriginCore, serverChannel: any Channel, host: String, port: Int) {
+        self.core = core
+        self.serverChannel = serverChannel
+        self.host = host
+        self.port = port
+    }
+
+    /// Starts listening on host:port (port 0 = ephemeral).
+    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestOrigin {
+        let core = OriginCore()
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ConnectionTracker(core: core))
+                }
+            }
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let connection = core.connectionNumber(of: channel)
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(core: core, connection: connection))
+                }
+            }
+            .bind(host: host, port: port)
+            .get()
+        guard let boundPort = channel.localAddress?.port else {
+            try? await channel.close()
+            throw ChannelError.unknownLocalAddress
+        }
+        return TestOrigin(core: core, serverChannel: channel, host: host, port: boundPort)
+    }
+
+    /// "http://127.0.0.1:PORT" + path (path starts with "/").
+    public func url(_ path: String) -> String {
+        let authority = host.contains(":") ? "[\(host)]" : host
+        return "http://\(authority):\(port)\(path)"
+    }
+
+    /// Publishes (or replaces) a file. Replacing with new bytes gives a new ETag and a later
+    /// Last-Modified; the fault counters (failFirst, dropTimes, changeAfterBytes) start over.
+    public func publish(_ path: String, _ bytes: [UInt8], behavior: OriginBehavior = OriginBehavior()) {
+        let next = Self.changedContent(of: bytes, behavior: behavior)
+        let now = OriginCore.now()
+        core.state.withLock {
+            $0.store(path, bytes, behavior: behavior, nextBytes: next, now: now, keepCounters: false)
+        }
+    }
+
+    /// Replaces the bytes of a published file keeping its behavior and fault counters; new
+    /// validators (ETag, Last-Modified one second later at least). An unpublished path is
+    /// published with the default behavior.
+    public func replace(_ path: String, with bytes: [UInt8]) {
+        let behavior = core.state.withLock { $0.files[path]?.behavior } ?? OriginBehavior()
+        let next = Self.changedContent(of: bytes, behavior: behavior)
+        let now = OriginCore.now()
+        core.state.withLock { state in
+            let hasPendingChange = state.files[path]?.nextBytes != nil
+            state.store(path, bytes, behavior: behavior, nextBytes: next, now: now, keepCounters: true)
+            // A change still to come switches to content derived from the new bytes.
+            state.files[path]?.nextBytes = hasPendingChange ? next : nil
+        }
+    }
+
+    /// The content `changeAfterBytes` will switch to, prepared here rather than under the lock.
+    private static func changedContent(of bytes: [UInt8], behavior: OriginBehavior) -> [UInt8]? {
+        guard behavior.changeAfterBytes != nil else { return nil }
+        return behavior.changedBytes ?? inverted(bytes)
+    }
+
+    /// Every request seen so far, in arrival order.
+    public var requests: [OriginRequest] {
+        core.state.withLock { $0.requests }
+    }
+
+    /// Stops listening and closes every open connection. Calling it again does nothing.
+    public func shutdown() async throws {
+        // Closing the listener first means no connection can slip in after the sweep below.
+        serverChannel.close(promise: nil)
+        try await serverChannel.closeFuture.get()
+        for channel in core.openChannels() {
+            channel.close(promise: nil)
+            try await channel.closeFuture.get()
+        }
+    }
+}

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// SIGINT and SIGTERM, turned into a call: the first asks the running command to stop cleanly; a second
+/// one, or one while nothing runs, exits with 130 at once.
+///
+/// The signal handler only writes a byte to a pipe (async-signal-safe) and a thread reading the pipe
+/// does the rest, whichever thread the kernel interrupted. (libdispatch parks the main thread in
+/// `sigsuspend` with every signal unblocked, so blocking them is not enough.)
+enum Interrupts {
+    private static let action = Mutex<(@Sendable () -> Void)?>(nil)
+
+    static func start() {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return }
+        interruptPipeWriteEnd.store(ends[1], ordering: .relaxed)
+        var handling = sigaction()
+        handling.__sigaction_handler.sa_handler = { number in
+            var byte = UInt8(truncatingIfNeeded: number)
+            _ = write(interruptPipeWriteEnd.load(ordering: .relaxed), &byte, 1)
+        }
+        handling.sa_flags = SA_RESTART
+        sigemptyset(&handling.sa_mask)
+        sigaction(SIGINT, &handling, nil)
+        sigaction(SIGTERM, &handling, nil)
+        // A parent may have started us with them blocked (test runners, service managers do).
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+        let reading = ends[0]
+        Thread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(reading, &byte, 1)
+                if count < 0, errno == EINTR { continue }
+                guard count == 1 else { return }
+                let pending = action.withLock { action in
+                    defer { action = nil }
+                    return action
+                }
+                guard let pending else { exit(130) }
+                pending()
+            }
+        }.start()
+    }
+
+    /// What the next SIGINT or SIGTERM does; nil: exit at once.
+    static func onInterrupt(_ handler: (@Sendable () -> Void)?) {
+        action.withLock { $0 = handler }
+    }
+}
+
+/// Read by the signal handler, which may touch nothing but an atomic.
+private let interruptPipeWriteEnd = Atomic<Int32>(-1)

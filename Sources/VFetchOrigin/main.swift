@@ -1,0 +1,142 @@
+// vfetch-origin: serves files over HTTP with the test origin, for demos and manual testing.
+//
+//   vfetch-origin [--host 127.0.0.1] [--port 8080] [--rate BYTES_PER_SEC]
+//                 [--slow-every N --slow-rate BYTES_PER_SEC] FILE...
+//
+// Each FILE is served at /<basename>. Prints `listening on http://HOST:PORT` once ready and
+// serves until SIGINT or SIGTERM.
+
+import Dispatch
+import Foundation
+import TestOrigin
+
+/// The parsed command line.
+struct Options {
+    var host = "127.0.0.1"
+    var port = 8080
+    var behavior = OriginBehavior()
+    var files: [String] = []
+}
+
+/// A command-line mistake, reported as one line on stderr with exit status 2.
+struct UsageError: Error {
+    var message: String
+}
+
+let usage = "usage: vfetch-origin [--host H] [--port P] [--rate B/S] [--slow-every N --slow-rate B/S] FILE..."
+
+func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
+    var options = Options()
+    var slowEvery: Int?
+    var slowRate: Int?
+    var index = 0
+
+    // Accepts both `--name value` and `--name=value`.
+    func value(for name: String, inline: String?) throws(UsageError) -> String {
+        if let inline { return inline }
+        index += 1
+        guard index < arguments.count else { throw UsageError(message: "\(name) needs a value") }
+        return arguments[index]
+    }
+    func number(_ text: String, for name: String, range: ClosedRange<Int> = 1...Int.max) throws(UsageError) -> Int {
+        guard let number = Int(text), range.contains(number) else {
+            let wanted = range.upperBound == .max ? "a positive whole number" : "a whole number in \(range)"
+            throw UsageError(message: "\(name) needs \(wanted), got '\(text)'")
+        }
+        return number
+    }
+
+    while index < arguments.count {
+        let argument = arguments[index]
+        let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+        let name = argument.hasPrefix("--") ? parts[0] : argument
+        let inline = argument.hasPrefix("--") && parts.count == 2 ? parts[1] : nil
+        switch name {
+        case "--host":
+            options.host = try value(for: name, inline: inline)
+        case "--port":
+            options.port = try number(value(for: name, inline: inline), for: name, range: 0...65535)
+        case "--rate":
+            options.behavior.bytesPerSecond = try number(value(for: name, inline: inline), for: name)
+        case "--slow-every":
+            slowEvery = try number(value(for: name, inline: inline), for: name)
+        case "--slow-rate":
+            slowRate = try number(value(for: name, inline: inline), for: name)
+        case "-h", "--help":
+            print(usage)
+            exit(0)
+        case "--":
+            options.files += arguments[(index + 1)...]
+            index = arguments.count
+            continue
+        default:
+            if argument.hasPrefix("-") && argument != "-" {
+                throw UsageError(message: "unknown option '\(argument)'")
+            }
+            options.files.append(argument)
+        }
+        index += 1
+    }
+
+    switch (slowEvery, slowRate) {
+    case (let every?, let rate?):
+        options.behavior.slowConnectionEvery = every
+        options.behavior.slowBytesPerSecond = rate
+    case (nil, nil):
+        break
+    default:
+        throw UsageError(message: "--slow-every and --slow-rate go together")
+    }
+    guard !options.files.isEmpty else { throw UsageError(message: "no FILE given; \(usage)") }
+    return options
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("vfetch-origin: \(message)\n".utf8))
+    exit(2)
+}
+
+/// Returns once the process receives SIGINT or SIGTERM.
+func waitForTerminationSignal() async {
+    let (signals, continuation) = AsyncStream<Void>.makeStream()
+    let sources = [SIGINT, SIGTERM].map { number in
+        // Deliver the signal to a dispatch source instead of the default action (exit).
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler { continuation.yield() }
+        source.resume()
+        return source
+    }
+    for await _ in signals { break }
+    sources.forEach { $0.cancel() }
+}
+
+let options: Options
+do {
+    options = try parseOptions(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    fail(error.message)
+}
+
+var published: [(path: String, bytes: [UInt8])] = []
+for file in options.files {
+    let path = "/" + URL(fileURLWithPath: file).lastPathComponent
+    guard !published.contains(where: { $0.path == path }) else { fail("two files would be served at \(path)") }
+    guard let data = FileManager.default.contents(atPath: file) else { fail("cannot read '\(file)'") }
+    published.append((path, [UInt8](data)))
+}
+
+let origin: TestOrigin
+do {
+    origin = try await TestOrigin.start(host: options.host, port: options.port)
+} catch {
+    fail("cannot listen on \(options.host):\(options.port): \(error)")
+}
+for (path, bytes) in published {
+    origin.publish(path, bytes, behavior: options.behavior)
+}
+// Unbuffered, so a script reading our stdout through a pipe sees the line at once.
+FileHandle.standardOutput.write(Data("listening on \(origin.url(""))\n".utf8))
+
+await waitForTerminationSignal()
+try? await origin.shutdown()

@@ -1,0 +1,125 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `vfetch` binary run as a user runs it: exit codes, stderr lines and the bytes on disk.
+@Suite struct CLITests {
+    @Test func downloadsAndSaysSoOnStandardError() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(3 << 20, seed: 21)
+            origin.publish("/clip.mp4", bytes)
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-d", directory])
+            #expect(run.status == 0)
+            #expect(run.standardError.contains("saved \(directory)/clip.mp4"))
+            #expect(try sha256(file: directory + "/clip.mp4") == sha256(bytes))
+        }
+    }
+
+    @Test func jsonIsOneObjectPerLineEndingWithASummary() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(2 << 20, seed: 22)
+            origin.publish("/clip.mp4", bytes)
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", directory + "/x.mp4", "--json"])
+            #expect(run.status == 0)
+            let events = try run.standardOutput.split(separator: "\n").map { line in
+                try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            }
+            #expect(events.first?["event"] as? String == "started")
+            let done = try #require(events.last)
+            #expect(done["event"] as? String == "done")
+            #expect(done["bytes"] as? Int == bytes.count)
+            #expect(done["retries"] as? Int == 0)
+            #expect((done["connections"] as? Int ?? 0) >= 1)
+            #expect(try sha256(file: directory + "/x.mp4") == sha256(bytes))
+        }
+    }
+
+    enum Failure: String, CaseIterable {
+        case notFound, badURL, refused, remoteChanged, notWritable, exists, checksum, htmlPage, badUsage
+    }
+
+    @Test(arguments: Failure.allCases)
+    func eachFailureHasItsExitCodeAndOneLine(failure: Failure) async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(1 << 20, seed: 23)
+            var behavior = OriginBehavior()
+            var arguments = ["get", origin.url("/clip.mp4"), "-o", directory + "/out.mp4"]
+            let expected: (status: Int32, message: String)
+            switch failure {
+            case .notFound:
+                arguments[1] = origin.url("/missing.mp4")
+                expected = (5, "HTTP 404")
+            case .badURL:
+                arguments[1] = "not a url"
+                expected = (3, "bad URL")
+            case .refused:
+                arguments[1] = "http://127.0.0.1:1/clip.mp4"
+                expected = (4, "cannot connect")
+            case .remoteChanged:
+                behavior.bytesPerSecond = 2 << 20
+                behavior.changeAfterBytes = 256 << 10
+                behavior.dropAfterBytes = 128 << 10
+                behavior.dropTimes = 1000
+                expected = (6, "remote file changed")
+            case .notWritable:
+                arguments[3] = directory + "/no/such/dir/out.mp4"
+                expected = (7, "cannot write output")
+            case .exists:
+                try Data("old".utf8).write(to: URL(fileURLWithPath: directory + "/out.mp4"))
+                expected = (7, "already exists")
+            case .checksum:
+                arguments += ["--checksum", "sha256=" + String(repeating: "ab", count: 32)]
+                expected = (9, "checksum mismatch")
+            case .htmlPage:
+                behavior.htmlErrorBody = true
+                expected = (10, "web page")
+            case .badUsage:
+                arguments += ["-c", "0"]
+                expected = (64, "connections")
+            }
+            origin.publish("/clip.mp4", bytes, behavior: behavior)
+            let run = try await vfetch(arguments)
+            #expect(run.status == expected.status, "stderr: \(run.standardError)")
+            #expect(run.standardError.contains(expected.message), "stderr: \(run.standardError)")
+            if failure != .badUsage {
+                // Besides the line naming the download once it started, the error is one line.
+                let lines = run.standardError.split(separator: "\n").filter { !$0.contains(" → ") }
+                #expect(lines.count == 1, "one line: \(run.standardError)")
+            }
+            if failure != .exists { #expect(!exists(directory + "/out.mp4"), "never a partial file at the output path") }
+        }
+    }
+
+    @Test func ctrlCStopsWithExitCode130AndKeepsTheSideFile() async throws {
+        try await withOrigin { origin, directory in
+            var behavior = OriginBehavior()
+            behavior.bytesPerSecond = 256 << 10
+            origin.publish("/clip.mp4", randomBytes(8 << 20, seed: 24), behavior: behavior)
+            let output = directory + "/clip.mp4"
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output], interruptAfter: .milliseconds(700))
+            #expect(run.status == 130)
+            #expect(run.standardError.contains("interrupted"))
+            #expect(!exists(output))
+            #expect(exists(output + ".part"))
+        }
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
+    func aFullDiskHasItsOwnExitCode() async throws {
+        try await withOrigin { origin, directory in
+            let mount = directory + "/small"
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            #expect(try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mount]).status == 0)
+            defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: [mount]).waitUntilExit() }
+            origin.publish("/clip.mp4", randomBytes(4 << 20, seed: 25))
+            let result = try await vfetch(["get", origin.url("/clip.mp4"), "-o", mount + "/clip.mp4"])
+            #expect(result.status == 8, "stderr: \(result.standardError)")
+            #expect(result.standardError.contains("disk full"))
+            #expect(!exists(mount + "/clip.mp4"))
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Finished {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+}
+
+/// The built `vfetch`, next to this test bundle.
+let vfetchBinary: String = {
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("vfetch")
+    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside.path }
+    // Tests/VFetchCLITests/Support.swift → the package root.
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/vfetch").path
+}()
+
+func vfetch(_ arguments: [String], interruptAfter: Duration? = nil) async throws -> Finished {
+    try await run(vfetchBinary, arguments, interruptAfter: interruptAfter)
+}
+
+/// Runs a program to completion (killed after 60 s), optionally sending SIGINT after a delay.
+func run(_ path: String, _ arguments: [String], interruptAfter: Duration? = nil) async throws -> Finished {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let pid = process.processIdentifier
+    // Drain both pipes while the process runs, so a chatty child never blocks on a full pipe.
+    async let stdout = readToEnd(output)
+    async let stderr = readToEnd(error)
+    if let interruptAfter {
+        try await Task.sleep(for: interruptAfter)
+        kill(pid, SIGINT)
+    }
+    let watchdog = Task.detached {
+        try await Task.sleep(for: .seconds(60))
+        kill(pid, SIGKILL)
+    }
+    let (out, err) = await (stdout, stderr)
+    process.waitUntilExit()
+    watchdog.cancel()
+    return Finished(
+        status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
+        standardError: String(decoding: err, as: UTF8.self))
+}
+
+/// Reads a pipe to its end on a thread of its own: a blocking read must not hold one of the few
+/// threads of Swift's cooperative pool.
+func readToEnd(_ pipe: Pipe) async -> Data {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }.start()
+    }
+}
+
+func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
+    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    return (0..<count).map { _ in
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return UInt8(truncatingIfNeeded: state)
+    }
+}
+
+/// SHA-256 by coreutils' `sha256sum`, independent of the code under test.
+func sha256(_ bytes: [UInt8]) -> String {
+    let path = NSTemporaryDirectory() + "vfetch-sha-" + UUID().uuidString
+    _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return (try? sha256(file: path)) ?? "unreadable"
+}
+
+func sha256(file path: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = [path]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(String(decoding: data, as: UTF8.self).prefix(64))
+}
+
+func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+func withOrigin<T>(_ body: (TestOrigin, String) async throws -> T) async throws -> T {
+    let origin = try await TestOrigin.start()
+    let directory = NSTemporaryDirectory() + "vfetch-cli-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    do {
+        let result = try await body(origin, directory)
+        try await origin.shutdown()
+        return result
+    } catch {
+        try? await origin.shutdown()
+        throw error
+    }
+}
