@@ -172,9 +172,13 @@ enum Format {
         }.map(String.init).joined()
     }
 
+    static func plural(_ count: Int, _ one: String, _ many: String? = nil) -> String {
+        "\(count) " + (count == 1 ? one : many ?? one + "s")
+    }
+
     static func summaryLine(_ summary: DownloadSummary) -> String {
         let rate = summary.seconds > 0 ? Double(summary.bytes) / summary.seconds : 0
         return "saved \(summary.path): \(size(summary.bytes)) in \(String(format: "%.2f", summary.seconds)) s "
-            + "(\(size(Int64(rate)))/s, \(summary.connections) connections, \(summary.retries) retries)"
+            + "(\(size(Int64(rate)))/s, \(plural(summary.connections, "connection")), \(plural(summary.retries, "retry", "retries")))"
     }
 }
