@@ -93,6 +93,11 @@ public final class TestOrigin: Sendable {
         core.state.withLock { $0.requests }
     }
 
+    /// Body bytes handed to connections for `path` so far, over all requests.
+    public func bytesServed(_ path: String) -> Int {
+        core.state.withLock { $0.files[path]?.servedBytes ?? 0 }
+    }
+
     /// Stops listening and closes every open connection. Calling it again does nothing.
     public func shutdown() async throws {
         // Closing the listener first means no connection can slip in after the sweep below.

@@ -20,6 +20,12 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     case outputNotWritable(String)
     /// A file already exists at the output path.
     case outputExists(String)
+    /// Another vfetch is downloading to the same file.
+    case busy(String)
+    /// No unfinished download is recorded at this output path.
+    case noDownload(String)
+    /// The manifest of an unfinished download cannot be read.
+    case badManifest(String)
     /// The disk filled up.
     case diskFull(String)
     /// The finished file's checksum is not the one expected.
@@ -38,6 +44,9 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badResponse(let reason): "bad response: \(reason)"
         case .outputNotWritable(let reason): "cannot write output: \(reason)"
         case .outputExists(let path): "\(path) already exists (use --force to overwrite)"
+        case .busy(let path): "another vfetch is downloading to \(path)"
+        case .noDownload(let path): "no unfinished download at \(path)"
+        case .badManifest(let reason): "unreadable manifest: \(reason)"
         case .diskFull(let path): "disk full writing \(path)"
         case .checksumMismatch(let expected, let actual): "checksum mismatch: expected sha256 \(expected), got \(actual)"
         case .interrupted: "interrupted"

@@ -22,6 +22,8 @@ public struct RemoteInfo: Sendable, Equatable {
     public var contentType: String?
     /// The path the finished file will have.
     public var outputPath: String
+    /// Bytes already saved by an earlier run that this one continues.
+    public var resumedBytes: Int64
 }
 
 /// A snapshot of a running download.
@@ -49,4 +51,6 @@ public struct DownloadSummary: Sendable, Equatable {
     /// Failed transfers that were retried.
     public var retries: Int
     public var sha256: String?
+    /// Bytes an earlier, interrupted run had already saved.
+    public var resumedBytes: Int64
 }

@@ -39,6 +39,14 @@ public struct DownloadOptions: Sendable, Equatable {
     public var sha256: String?
     /// Replace a file that exists at the output path.
     public var overwrite = false
+    /// Ignore an earlier run's manifest and start from zero.
+    public var restart = false
+    /// Resume even when the server gives no ETag or Last-Modified, if the length is unchanged.
+    public var trustLength = false
+    /// Write a checkpoint (sync data, then the manifest) at least this often…
+    public var checkpointInterval = 1.0
+    /// …and after this many bytes.
+    public var checkpointBytes: Int64 = 16 << 20
 
     public init() {}
 }

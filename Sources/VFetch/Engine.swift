@@ -21,6 +21,13 @@ final class Engine {
     private var remote: RemoteFile?
     private var file: OutputFile?
     private var outputPath = ""
+    /// What a checkpoint writes beside the file; nil when the download cannot be resumed (no ranges).
+    private var manifest: Manifest?
+    private var manifestPath: String { outputPath + ".vfetch" }
+    private var lastCheckpoint = (time: 0.0, bytes: Int64(0))
+    private var resumedBytes: Int64 = 0
+    /// Sent with segment requests of a resumed download, so a changed file answers 200, not bytes of it.
+    private var segmentHeaders: HeaderList?
     /// What segments ask for: the URL redirects led to, or the original again after a signed URL expired.
     private var requestURL: String
     private var fatal: DownloadError?
@@ -66,7 +73,12 @@ final class Engine {
         }
         while true {
             if signal.isCancelled, fatal == nil { fatal = .interrupted }
-            if let fatal { return .failure(fatal) }
+            if let fatal {
+                removeAllTransfers()
+                // Whatever stopped us, what is durable stays usable by the next run.
+                try? checkpoint(force: true)
+                return .failure(fatal)
+            }
             if let scheduler, scheduler.isComplete {
                 removeAllTransfers()
                 if let fatal { return .failure(fatal) }
@@ -83,6 +95,7 @@ final class Engine {
                 for id in scheduler?.tick(now: now) ?? [] { stop(id) }
             }
             reportProgress()
+            do { try checkpoint() } catch { fatal = fatal ?? error }
             if fatal == nil, scheduler?.isComplete != true, !signal.isCancelled {
                 multi.poll(timeoutMilliseconds: 100)
             }
@@ -126,7 +139,8 @@ final class Engine {
         // A transfer that gets no byte for `stallTimeout` seconds fails and its segment is retried.
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
         try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
-        try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(requestHeaders.raw))
+        let headers = transfer.isProbe ? requestHeaders : segmentHeaders ?? requestHeaders
+        try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.raw))
         // The probe asks for `0-` so its 206 tells range support and length, and its body is kept.
         if transfer.isProbe {
             try easy.set(CURLOPT_RANGE, "0-")
@@ -192,8 +206,9 @@ final class Engine {
         }
         remote = found
         requestURL = transfer.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? url
+        let resumed: ByteRangeSet
         do {
-            try openOutput(for: found)
+            resumed = try openOutput(for: found)
         } catch {
             fail(error, transfer)
             return false
@@ -201,20 +216,25 @@ final class Engine {
         var configuration = SegmentScheduler.Configuration()
         configuration.minSplitSize = max(64 << 10, options.minSplitSize)
         configuration.retry.maxRetries = options.retries
-        scheduler = SegmentScheduler(total: found.length, rangeRequests: found.acceptsRanges, configuration: configuration)
+        scheduler = SegmentScheduler(
+            total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
         ramp = ConnectionRamp(maximum: connectionLimit, now: now)
         events.yield(
             .started(
                 RemoteInfo(
                     url: url, finalURL: requestURL, length: found.length, acceptsRanges: found.acceptsRanges,
                     etag: found.etag, lastModified: found.lastModified, contentType: found.contentType,
-                    outputPath: outputPath)))
+                    outputPath: outputPath, resumedBytes: resumedBytes)))
+        if resumedBytes > 0, let length = found.length {
+            let percent = Double(resumedBytes) * 100 / Double(max(1, length))
+            events.yield(.notice("resuming: \(resumedBytes) of \(length) bytes (\(String(format: "%.1f", percent))%) already saved"))
+        }
         if !found.acceptsRanges {
             let why = found.length == nil ? "the server does not say the length" : "the server does not support byte ranges"
             events.yield(.notice("\(why); downloading over one connection"))
         }
         transfer.id = scheduler?.adopt(requestedUpTo: found.length, now: now)
-        if transfer.id == nil { transfer.abort = .stopped }  // an empty file: nothing to receive
+        if transfer.id == nil { transfer.abort = .stopped }  // its bytes are saved already (or the file is empty)
         return transfer.id != nil
     }
 
@@ -357,6 +377,9 @@ final class Engine {
         fallbackReason = nil
         events.yield(.notice("the server does not honour range requests (\(reason)); continuing over one connection"))
         removeAllTransfers()
+        // One plain request rewrites everything; the next run could not resume with ranges anyway.
+        if manifest != nil { OutputFile.remove(manifestPath) }
+        manifest = nil
         var configuration = scheduler!.configuration
         configuration.retry.maxRetries = options.retries
         scheduler = SegmentScheduler(total: remote.length, rangeRequests: false, configuration: configuration)
@@ -365,7 +388,8 @@ final class Engine {
 
     // MARK: - Output
 
-    private func openOutput(for remote: RemoteFile) throws(DownloadError) {
+    /// Names, locks and sizes the side file; returns the bytes an earlier run saved that may be reused.
+    private func openOutput(for remote: RemoteFile) throws(DownloadError) -> ByteRangeSet {
         switch destination {
         case .file(let path):
             outputPath = path
@@ -376,9 +400,78 @@ final class Engine {
         if OutputFile.isDirectory(outputPath) { throw .outputNotWritable("\(outputPath) is a directory") }
         if OutputFile.exists(outputPath), !options.overwrite { throw .outputExists(outputPath) }
         let part = try OutputFile(path: outputPath + ".part")
-        try part.setLength(0, preallocate: false)
-        try part.setLength(remote.length ?? 0, preallocate: options.preallocate)
         file = part
+        var resumed = ByteRangeSet()
+        var created = Date()
+        if OutputFile.exists(manifestPath), !options.restart {
+            switch previousRun(for: remote, partSize: part.size) {
+            case .success(let previous):
+                resumed = previous.blocks.completedRanges
+                created = previous.created
+            case .failure(let reason):
+                events.yield(.notice("\(reason); starting over"))
+            }
+        }
+        if resumed.isEmpty { try part.setLength(0, preallocate: false) }
+        try part.setLength(remote.length ?? 0, preallocate: options.preallocate)
+        part.assumeWritten(resumed)
+        resumedBytes = resumed.count
+        guard let length = remote.length, remote.acceptsRanges else {
+            // Without ranges there is nothing to resume from: no manifest.
+            OutputFile.remove(manifestPath)
+            return ByteRangeSet()
+        }
+        var blocks = BlockBitmap(length: length, blockSize: BlockBitmap.blockSize(forLength: length))
+        blocks.mark(coveredBy: resumed)
+        let fresh = Manifest(
+            url: url, finalURL: requestURL, length: length, etag: remote.etag, lastModified: remote.lastModified,
+            contentType: remote.contentType, created: created, blocks: blocks)
+        manifest = fresh
+        if let ifRange = fresh.ifRange, !resumed.isEmpty {
+            segmentHeaders = HeaderList(["Accept-Encoding: identity", "If-Range: \(ifRange)"] + options.headers)
+        }
+        try OutputFile.replaceDurably(manifestPath, with: fresh.encoded())
+        lastCheckpoint = (now, part.bytesWritten)
+        return resumed
+    }
+
+    /// The manifest an earlier run left, if its bytes are this remote file's; otherwise why not.
+    private func previousRun(for remote: RemoteFile, partSize: Int64) -> Result<Manifest, DiscardReason> {
+        guard let data = FileManager.default.contents(atPath: manifestPath) else {
+            return .failure(DiscardReason("cannot read \(manifestPath)"))
+        }
+        let previous: Manifest
+        do {
+            previous = try Manifest(decoding: [UInt8](data))
+        } catch {
+            return .failure(DiscardReason("\(manifestPath): \(error)"))
+        }
+        if let reason = previous.reasonToDiscard(for: remote, url: url, trustLength: options.trustLength) {
+            return .failure(DiscardReason(reason))
+        }
+        guard partSize == previous.length else {
+            return .failure(DiscardReason("\(outputPath).part is not the size the manifest says"))
+        }
+        return .success(previous)
+    }
+
+    /// Makes what was received durable, then records it: data synced, then the manifest replaced atomically.
+    /// Runs at least every `checkpointInterval` seconds and `checkpointBytes` bytes, and when forced.
+    private func checkpoint(force: Bool = false) throws(DownloadError) {
+        guard var manifest, let file else { return }
+        let due =
+            now - lastCheckpoint.time >= options.checkpointInterval
+            || file.bytesWritten - lastCheckpoint.bytes >= options.checkpointBytes
+        guard force || due else { return }
+        for transfer in transfers.values { try transfer.pending.flush(to: file) }
+        lastCheckpoint = (now, file.bytesWritten)
+        var blocks = manifest.blocks
+        blocks.mark(coveredBy: file.written)
+        guard blocks != manifest.blocks else { return }
+        try file.sync()
+        manifest.blocks = blocks
+        try OutputFile.replaceDurably(manifestPath, with: manifest.encoded())
+        self.manifest = manifest
     }
 
     private func finish() throws(DownloadError) -> DownloadSummary {
@@ -393,10 +486,12 @@ final class Engine {
             digest = actual
         }
         try file.move(to: outputPath)
+        if manifest != nil { OutputFile.remove(manifestPath) }
+        OutputFile.syncDirectory(of: outputPath)
         reportProgress(force: true)
         let summary = DownloadSummary(
             path: outputPath, bytes: total, seconds: now, connections: connectionsOpened,
-            peakConnections: peakConnections, retries: scheduler.retries, sha256: digest)
+            peakConnections: peakConnections, retries: scheduler.retries, sha256: digest, resumedBytes: resumedBytes)
         events.yield(.finished(summary))
         return summary
     }
@@ -436,3 +531,9 @@ final class Engine {
 
 @available(*, unavailable)
 extension Engine: Sendable {}
+
+/// Why an earlier run's bytes are not reused.
+struct DiscardReason: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -4,23 +4,45 @@ import Glibc
 import Darwin
 #endif
 
+import VFetchCore
+
 /// The side file (`NAME.part`) a download writes into at random offsets, renamed to its final name when complete.
+///
+/// It holds an exclusive lock for as long as it is open, so two downloads never share a file.
 final class OutputFile {
     let path: String
     private let descriptor: Int32
+    /// The bytes that reached the file: only these may ever be claimed by a manifest.
+    private(set) var written = ByteRangeSet()
+    /// Bytes written by this process, for checkpoint pacing.
+    private(set) var bytesWritten: Int64 = 0
 
-    /// Opens (creating if needed) the file for writing at offsets.
+    /// Opens (creating if needed, never truncating) the file and locks it.
     init(path: String) throws(DownloadError) {
         self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: path) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw .busy(path)
+        }
         descriptor = fd
     }
+
+    /// The file's current size.
+    var size: Int64 {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : -1
+    }
+
+    /// Takes over what an earlier run left durable (from its manifest).
+    func assumeWritten(_ ranges: ByteRangeSet) { written = ranges }
 
     deinit { close(descriptor) }
 
     /// Sets the final length, sparse (holes cost no disk), or allocated up front when `preallocate`.
     func setLength(_ length: Int64, preallocate: Bool) throws(DownloadError) {
+        if length < size { written = ByteRangeSet(written.ranges.compactMap { $0.clamped(to: 0..<length).nilIfEmpty }) }
         if ftruncate(descriptor, off_t(length)) != 0 { throw DownloadError.forOutput(errno: errno, path: path) }
         if preallocate, length > 0 {
             let result = posix_fallocate(descriptor, 0, off_t(length))
@@ -39,6 +61,8 @@ final class OutputFile {
             }
             done += written
         }
+        self.written.insert(offset..<(offset + Int64(bytes.count)))
+        bytesWritten += Int64(bytes.count)
     }
 
     /// Makes written data durable (`fdatasync`).
@@ -62,6 +86,44 @@ final class OutputFile {
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Makes renames and removals in `path`'s directory durable.
+    static func syncDirectory(of path: String) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// Writes `bytes` to `path` durably and atomically: a temporary file, fsync, rename over, fsync of the directory.
+    static func replaceDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: temporary) }
+        var failure: Int32 = 0
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                done += count
+            }
+        }
+        if failure == 0, fsync(fd) != 0 { failure = errno }
+        close(fd)
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        guard failure == 0 else {
+            unlink(temporary)
+            throw DownloadError.forOutput(errno: failure, path: path)
+        }
+        syncDirectory(of: path)
+    }
+
     static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
@@ -72,3 +134,7 @@ final class OutputFile {
 
 @available(*, unavailable)
 extension OutputFile: Sendable {}
+
+extension Range where Bound == Int64 {
+    fileprivate var nilIfEmpty: Range? { isEmpty ? nil : self }
+}

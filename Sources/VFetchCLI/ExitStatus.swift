@@ -12,6 +12,7 @@ enum ExitStatus: Int32 {
     case diskFull = 8
     case checksumMismatch = 9
     case badResponse = 10
+    case busy = 11
     case interrupted = 130
 
     init(_ error: DownloadError) {
@@ -26,7 +27,8 @@ enum ExitStatus: Int32 {
             case .checksumMismatch: .checksumMismatch
             case .badResponse: .badResponse
             case .interrupted: .interrupted
-            case .transferFailed: .failure
+            case .busy: .busy
+            case .transferFailed, .noDownload, .badManifest: .failure
             }
     }
 }

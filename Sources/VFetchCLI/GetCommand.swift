@@ -8,7 +8,7 @@ struct GetCommand: AsyncParsableCommand {
         abstract: "Download a file over many connections at once.",
         discussion: "Exit codes: 0 done, 1 transfer failed, 3 bad URL, 4 DNS/connect failure, 5 HTTP error status, "
             + "6 remote file changed, 7 output not writable or exists, 8 disk full, 9 checksum mismatch, "
-            + "10 bad response, 64 bad usage, 130 interrupted."
+            + "10 bad response, 11 another vfetch is writing the same file, 64 bad usage, 130 interrupted (run again to resume)."
     )
 
     @Argument(help: "The http:// or https:// URL to download.")
@@ -77,6 +77,12 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Overwrite an existing file at the output path.")
     var force = false
 
+    @Flag(help: "Ignore what an earlier, interrupted run saved and start from zero.")
+    var restart = false
+
+    @Flag(name: .customLong("trust-length"), help: "Resume even if the server gives no ETag or Last-Modified, when the length is unchanged.")
+    var trustLength = false
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -123,6 +129,8 @@ struct GetCommand: AsyncParsableCommand {
         if let minSplit { options.minSplitSize = minSplit.bytes }
         options.preallocate = preallocate
         options.overwrite = force
+        options.restart = restart
+        options.trustLength = trustLength
         return options
     }
 

@@ -84,7 +84,7 @@ struct JSONReporter: ProgressReporter {
             emit([
                 "event": "started", "url": info.url, "final_url": info.finalURL, "length": info.length as Any,
                 "accepts_ranges": info.acceptsRanges, "etag": info.etag as Any, "last_modified": info.lastModified as Any,
-                "content_type": info.contentType as Any, "path": info.outputPath,
+                "content_type": info.contentType as Any, "path": info.outputPath, "resumed_bytes": info.resumedBytes,
             ])
         case .notice(let message):
             emit(["event": "notice", "message": message])
@@ -99,6 +99,7 @@ struct JSONReporter: ProgressReporter {
                 "event": "done", "path": summary.path, "bytes": summary.bytes,
                 "seconds": (summary.seconds * 1000).rounded() / 1000, "connections": summary.connections,
                 "peak_connections": summary.peakConnections, "retries": summary.retries, "sha256": summary.sha256 as Any,
+                "resumed_bytes": summary.resumedBytes,
             ])
         }
     }

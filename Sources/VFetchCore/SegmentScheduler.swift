@@ -23,8 +23,10 @@ package struct SegmentScheduler: Sendable {
         /// A transfer slower than this fraction of the median for `slowSeconds` ticks is replaced.
         package var slowFactor: Double = 0.3
         package var slowSeconds: Int = 3
-        /// A segment whose holder needs longer than this to finish is raced by an idle connection.
+        /// A segment whose holder needs longer than this to finish, at under `raceFactor` of the
+        /// typical rate, is raced by an idle connection: a race only pays against a straggler.
         package var raceAfterSeconds: Double = 1.0
+        package var raceFactor: Double = 0.5
         package var retry = RetryPolicy()
         package init() {}
     }
@@ -92,6 +94,8 @@ package struct SegmentScheduler: Sendable {
     private var nextTransferID = 0
     private var nextSegmentID = 0
     private var lastTick: Double?
+    /// The median transfer rate when last measured over three or more transfers.
+    private var typicalRate: Double?
     private var finishedUnknownLength = false
 
     package init(
@@ -148,7 +152,9 @@ package struct SegmentScheduler: Sendable {
                 now - holder.startedAt >= configuration.raceAfterSeconds
             else { return false }
             let rate = holder.rate ?? 0
-            return rate <= 0 || Double(segment.remaining) / rate > configuration.raceAfterSeconds
+            if rate <= 0 { return true }  // delivered nothing for a whole tick: stalled
+            guard let typicalRate, rate < configuration.raceFactor * typicalRate else { return false }
+            return Double(segment.remaining) / rate > configuration.raceAfterSeconds
         }.max { segments[$0].remaining < segments[$1].remaining }
         if let straggler { return start(on: straggler, now: now, isRace: true) }
         return nil
@@ -260,6 +266,7 @@ package struct SegmentScheduler: Sendable {
         let rates = transfers.values.compactMap(\.rate).sorted()
         guard rangeRequests, rates.count >= 3 else { return [] }
         let median = rates[rates.count / 2]
+        typicalRate = median
         var slow: [TransferID] = []
         for (id, var transfer) in transfers {
             guard let rate = transfer.rate, let segmentID = transfer.segment,

@@ -22,11 +22,18 @@ let vfetchBinary: String = {
 }()
 
 func vfetch(_ arguments: [String], interruptAfter: Duration? = nil) async throws -> Finished {
-    try await run(vfetchBinary, arguments, interruptAfter: interruptAfter)
+    try await run(vfetchBinary, arguments, signal: SIGINT, after: interruptAfter)
 }
 
-/// Runs a program to completion (killed after 60 s), optionally sending SIGINT after a delay.
-func run(_ path: String, _ arguments: [String], interruptAfter: Duration? = nil) async throws -> Finished {
+func vfetch(_ arguments: [String], signal: Int32, after delay: Duration) async throws -> Finished {
+    try await run(vfetchBinary, arguments, signal: signal, after: delay)
+}
+
+/// Runs a program to completion (killed after 60 s), optionally sending `signal` after a delay.
+/// A program killed by a signal reports that signal's number as its status.
+func run(_ path: String, _ arguments: [String], signal: Int32 = SIGINT, after delay: Duration? = nil) async throws
+    -> Finished
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -40,9 +47,9 @@ func run(_ path: String, _ arguments: [String], interruptAfter: Duration? = nil)
     // Drain both pipes while the process runs, so a chatty child never blocks on a full pipe.
     async let stdout = readToEnd(output)
     async let stderr = readToEnd(error)
-    if let interruptAfter {
-        try await Task.sleep(for: interruptAfter)
-        kill(pid, SIGINT)
+    if let delay {
+        try await Task.sleep(for: delay)
+        kill(pid, signal)
     }
     let watchdog = Task.detached {
         try await Task.sleep(for: .seconds(60))

@@ -44,11 +44,10 @@ import Testing
     }
 
     @Test func everyByteIsWrittenExactlyOnceWhileARacerOvertakes() throws {
-        var config = SegmentScheduler.Configuration()
-        config.raceAfterSeconds = 1
-        var plan = SegmentScheduler(total: 4 * Self.mib, rangeRequests: true, configuration: config)
+        var plan = scheduler(total: 4 * Self.mib)
         let slow = try unwrap(plan.adopt(requestedUpTo: 4 * Self.mib, now: 0))
-        let fast = try unwrap(plan.assign(now: 0)).transfer  // takes 2..4 MiB
+        let fast = try unwrap(plan.assign(now: 0)).transfer  // 2..4 MiB
+        let steady = try unwrap(plan.assign(now: 0)).transfer  // 1..2 MiB; the probe keeps 0..1 MiB
         var written = ByteRangeSet()
         func deliver(_ id: TransferID, _ count: Int64, _ now: Double) -> SegmentScheduler.Receipt {
             let receipt = plan.receive(id, count: count, now: now)
@@ -58,27 +57,44 @@ import Testing
             }
             return receipt
         }
-        _ = deliver(slow, 100_000, 0.5)
-        #expect(deliver(fast, 2 * Self.mib, 0.6).stop == false)  // exactly its request: ends by itself
-        _ = plan.transferEnded(fast, outcome: .finished, now: 0.6)
         _ = plan.tick(now: 0)
-        _ = plan.tick(now: 1.5)
+        _ = deliver(slow, 100_000, 0.5)
+        _ = deliver(fast, Self.mib, 0.6)
+        _ = deliver(steady, Self.mib / 2, 0.6)
+        #expect(plan.tick(now: 1.0).isEmpty)  // typical rate: 512 KiB/s; the probe makes 100 kB/s
+        #expect(deliver(fast, Self.mib, 1.2).stop == false)  // exactly its request: ends by itself
+        #expect(deliver(steady, Self.mib / 2, 1.2).stop == false)
+        #expect(ended(&plan, fast, outcome: .finished, now: 1.2))
+        #expect(ended(&plan, steady, outcome: .finished, now: 1.2))
         // Nothing left to split: the straggler gets raced from its current position.
         let racer = try unwrap(plan.assign(now: 1.5))
         #expect(racer.isRace)
-        #expect(racer.range == 100_000..<2 * Self.mib)
+        #expect(racer.range == 100_000..<Self.mib)
         #expect(plan.holdersPerSegment == [2])
         _ = deliver(slow, 50_000, 1.6)  // the straggler still leads
-        let catchUp = deliver(racer.transfer, 200_000, 1.7)  // first 150 000 bytes already there
+        let catchUp = deliver(racer.transfer, 200_000, 1.7)  // its first 150 000 bytes are there already
         #expect(catchUp.write == 150_000..<300_000)
         #expect(catchUp.skip == 50_000)
         let lost = deliver(slow, 10_000, 1.8)  // overtaken: stop it
         #expect(lost.write == nil && lost.stop)
         _ = plan.transferEnded(slow, outcome: .stopped, now: 1.8)
-        let rest = deliver(racer.transfer, 2 * Self.mib - 300_000, 2.0)
+        let rest = deliver(racer.transfer, Self.mib - 300_000, 2.0)
         #expect(!rest.stop)
         #expect(plan.isComplete)
         #expect(written.ranges == [0..<4 * Self.mib])
+    }
+
+    @Test func evenlySlowConnectionsAreNotRaced() throws {
+        var plan = scheduler(total: 4 * Self.mib)
+        let ids = [
+            try unwrap(plan.adopt(requestedUpTo: nil, now: 0)), try unwrap(plan.assign(now: 0)).transfer,
+            try unwrap(plan.assign(now: 0)).transfer,
+        ]
+        _ = plan.tick(now: 0)
+        for id in ids { _ = plan.receive(id, count: 100_000, now: 0.5) }
+        _ = plan.tick(now: 1)
+        // All as slow as each other: a racer would be no faster, only duplicate bytes.
+        #expect(plan.assign(now: 2) == nil)
     }
 
     @Test func aSlowTransferIsReplacedAndItsSegmentReassigned() throws {

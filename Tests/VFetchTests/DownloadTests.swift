@@ -108,6 +108,9 @@ import VFetch
             var behavior = OriginBehavior()
             behavior.bytesPerSecond = 1 * Self.mib
             behavior.signedLifetime = 0.5
+            // Dropped connections make segments ask again once the signed URL has expired.
+            behavior.dropAfterBytes = 512 << 10
+            behavior.dropTimes = 1000
             origin.publish("/a.bin", bytes, behavior: behavior)
             let fetched = await fetch(origin.url("/signed/a.bin"), to: .file(directory + "/a.bin"), options: options(connections: 4))
             _ = try fetched.result.get()

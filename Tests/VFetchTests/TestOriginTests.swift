@@ -316,8 +316,8 @@ import Darwin
             let result = try await curl([origin.url("/slow.bin")])
             let elapsed = clock.now - start
             #expect(result.body == bytes)
+            // Only a lower bound: a loaded machine may always be slower, never faster.
             #expect(elapsed >= .milliseconds(700))
-            #expect(elapsed < .seconds(4))
         }
     }
 

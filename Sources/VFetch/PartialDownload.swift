@@ -1,0 +1,44 @@
+import Foundation
+import VFetchCore
+
+/// What the manifest of an unfinished download says, for `vfetch status`.
+public struct PartialDownload: Sendable, Equatable {
+    public var outputPath: String
+    public var url: String
+    public var finalURL: String
+    public var length: Int64
+    /// Bytes saved durably (whole blocks).
+    public var bytesDone: Int64
+    public var blockSize: Int64
+    public var etag: String?
+    public var lastModified: String?
+    public var contentType: String?
+    public var created: Date
+    private var blocks: BlockBitmap
+
+    /// Reads `<outputPath>.vfetch`.
+    public init(outputPath: String) throws(DownloadError) {
+        let path = outputPath + ".vfetch"
+        guard let data = FileManager.default.contents(atPath: path) else { throw .noDownload(outputPath) }
+        let manifest: Manifest
+        do {
+            manifest = try Manifest(decoding: [UInt8](data))
+        } catch {
+            throw .badManifest("\(path): \(error)")
+        }
+        self.outputPath = outputPath
+        url = manifest.url
+        finalURL = manifest.finalURL
+        length = manifest.length
+        bytesDone = manifest.blocks.completedRanges.count
+        blockSize = manifest.blocks.blockSize
+        etag = manifest.etag
+        lastModified = manifest.lastModified
+        contentType = manifest.contentType
+        created = manifest.created
+        blocks = manifest.blocks
+    }
+
+    /// A map of `width` characters: █ done, ▓ half or more, ░ started, · not yet.
+    public func map(width: Int) -> String { blocks.map(width: width) }
+}

@@ -1,0 +1,120 @@
+/// Which fixed-size blocks of a file are complete and durable.
+///
+/// The manifest stores this rather than byte ranges: its size is fixed by the file's length, so
+/// rewriting it after every flush costs the same however scattered the finished bytes are.
+package struct BlockBitmap: Equatable, Sendable {
+    /// The file length in bytes.
+    package let length: Int64
+    package let blockSize: Int64
+    private var bits: [UInt8]
+
+    /// A bitmap of a `length`-byte file in which every block is missing.
+    package init(length: Int64, blockSize: Int64) {
+        precondition(length >= 0 && blockSize > 0, "BlockBitmap needs length >= 0 and blockSize > 0")
+        self.length = length
+        self.blockSize = blockSize
+        let blocks = Self.blockCount(length: length, blockSize: blockSize)
+        bits = [UInt8](repeating: 0, count: Self.byteCount(blocks: blocks))
+    }
+
+    /// A bitmap from its raw bits, as `bytes` returns them.
+    ///
+    /// Nil when `bytes` has the wrong size for length/blockSize, or has bits set past the last block.
+    package init?(length: Int64, blockSize: Int64, bytes: [UInt8]) {
+        // These come from a file on disk, so a bad value is an answer, not a crash.
+        guard length >= 0, blockSize > 0 else { return nil }
+        let blocks = Self.blockCount(length: length, blockSize: blockSize)
+        guard bytes.count == Self.byteCount(blocks: blocks) else { return nil }
+        if blocks % 8 != 0, let last = bytes.last, last >> (blocks % 8) != 0 { return nil }
+        self.length = length
+        self.blockSize = blockSize
+        bits = bytes
+    }
+
+    /// The block size for a file of `length` bytes: the smallest power of two from 64 KiB to 1 MiB
+    /// that needs at most 16384 blocks, so the bitmap stays within 2 KiB.
+    ///
+    /// 64 KiB up to 1 GiB; past 16 GiB even 1 MiB blocks are more than 16384, and the bitmap grows.
+    package static func blockSize(forLength length: Int64) -> Int64 {
+        var size: Int64 = 64 << 10
+        while size < 1 << 20, blockCount(length: length, blockSize: size) > 16384 { size *= 2 }
+        return size
+    }
+
+    /// The number of blocks, the last one possibly short; 0 for an empty file.
+    package var blockCount: Int { Self.blockCount(length: length, blockSize: blockSize) }
+
+    package var completedCount: Int { bits.reduce(0) { $0 + $1.nonzeroBitCount } }
+
+    /// True when every block is complete (so always for an empty file).
+    package var isComplete: Bool { completedCount == blockCount }
+
+    package func isComplete(block: Int) -> Bool {
+        precondition(block >= 0 && block < blockCount, "block \(block) out of 0..<\(blockCount)")
+        return bits[block / 8] & (1 << (block % 8)) != 0
+    }
+
+    package mutating func markComplete(block: Int) {
+        precondition(block >= 0 && block < blockCount, "block \(block) out of 0..<\(blockCount)")
+        bits[block / 8] |= 1 << (block % 8)
+    }
+
+    /// Marks every block whose bytes `done` covers entirely. Never unmarks.
+    ///
+    /// The last block may be shorter than `blockSize`: it counts once `done` reaches `length`.
+    package mutating func mark(coveredBy done: ByteRangeSet) {
+        for range in done.ranges {
+            let lower = max(range.lowerBound, 0)
+            guard lower < length, range.upperBound > lower else { continue }
+            // A block counts only from its own start; the short last block ends at `length`.
+            let first = Int(lower / blockSize + (lower % blockSize == 0 ? 0 : 1))
+            let end = range.upperBound >= length ? blockCount : Int(range.upperBound / blockSize)
+            for block in first..<max(first, end) { markComplete(block: block) }
+        }
+    }
+
+    /// The bytes of the complete blocks, merged into ranges (clipped to `length`).
+    package var completedRanges: ByteRangeSet {
+        var result = ByteRangeSet()
+        var block = 0
+        while block < blockCount {
+            guard isComplete(block: block) else {
+                block += 1
+                continue
+            }
+            let start = block
+            while block < blockCount, isComplete(block: block) { block += 1 }
+            result.insert(Int64(start) * blockSize..<min(Int64(block) * blockSize, length))
+        }
+        return result
+    }
+
+    /// The raw bits: bit i (block i) is byte i/8, bit i%8, least significant bit first; ceil(blockCount/8) bytes.
+    package var bytes: [UInt8] { bits }
+
+    /// A compact map of `width` characters for progress displays: "█" all blocks of that slice
+    /// complete, "▓" half or more, "░" some, "·" none.
+    ///
+    /// With more characters than blocks, neighbouring characters show the same block.
+    package func map(width: Int) -> String {
+        guard width > 0 else { return "" }
+        let count = blockCount
+        guard count > 0 else { return String(repeating: "█", count: width) }
+        var result = ""
+        for slice in 0..<width {
+            let start = slice * count / width
+            let end = max(start + 1, (slice + 1) * count / width)
+            let done = (start..<end).reduce(0) { $0 + (isComplete(block: $1) ? 1 : 0) }
+            let total = end - start
+            result += done == total ? "█" : done * 2 >= total ? "▓" : done > 0 ? "░" : "·"
+        }
+        return result
+    }
+
+    private static func blockCount(length: Int64, blockSize: Int64) -> Int {
+        // Division first: `length + blockSize - 1` could overflow for a hostile length.
+        Int(length / blockSize + (length % blockSize == 0 ? 0 : 1))
+    }
+
+    private static func byteCount(blocks: Int) -> Int { blocks / 8 + (blocks % 8 == 0 ? 0 : 1) }
+}

@@ -1,0 +1,233 @@
+import Foundation
+
+/// The state of one unfinished download, as stored beside its `.part` file.
+///
+/// The file is one line of JSON and a trailer with the line's SHA-256, so a torn or damaged
+/// write is detected rather than trusted. docs/MANIFEST.md describes the format.
+package struct Manifest: Equatable, Sendable {
+    package static let formatVersion = 1
+
+    /// The URL the user asked for: the identity of the download.
+    package var url: String
+    /// Where redirects led.
+    package var finalURL: String
+    package var length: Int64
+    /// As the server sent it, weak (`W/"..."`) or strong.
+    package var etag: String?
+    package var lastModified: String?
+    package var contentType: String?
+    /// When the download started, kept across resumes; whole seconds, as the file stores it.
+    package var created: Date {
+        didSet { created = created.wholeSeconds }
+    }
+    package var blocks: BlockBitmap
+
+    package init(
+        url: String, finalURL: String, length: Int64, etag: String?, lastModified: String?, contentType: String?,
+        created: Date, blocks: BlockBitmap
+    ) {
+        precondition(blocks.length == length, "the bitmap must describe the manifest's length")
+        self.url = url
+        self.finalURL = finalURL
+        self.length = length
+        self.etag = etag
+        self.lastModified = lastModified
+        self.contentType = contentType
+        // Rounded here too (didSet does not run in init), so a decoded copy compares equal.
+        self.created = created.wholeSeconds
+        self.blocks = blocks
+    }
+
+    /// True when the ETag is strong (not `W/`): only a strong ETag proves the bytes are identical.
+    package var hasStrongETag: Bool {
+        guard let etag, !etag.isEmpty else { return false }
+        return !etag.hasPrefix("W/")
+    }
+}
+
+/// Why a manifest file cannot be used.
+package enum ManifestError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Empty or cut short: no valid trailer line at the end.
+    case truncated
+    /// The trailer is present but the SHA-256 of the JSON line does not match it.
+    case checksumMismatch
+    case unsupportedVersion(Int)
+    /// Not the format, missing or invalid fields, or a bitmap of the wrong size.
+    case malformed(String)
+
+    package var description: String {
+        switch self {
+        case .truncated: "truncated manifest"
+        case .checksumMismatch: "checksum mismatch (corrupt manifest)"
+        case .unsupportedVersion(let version): "unsupported manifest version \(version)"
+        case .malformed(let reason): "malformed manifest: \(reason)"
+        }
+    }
+}
+
+extension Manifest {
+    private static let formatName = "vfetch-manifest"
+    private static let trailerPrefix = Array("sha256 ".utf8)
+    /// `sha256 ` + 64 hex digits + newline.
+    private static let trailerCount = trailerPrefix.count + 64 + 1
+
+    /// Read first, so a manifest of another kind or version is named as such before its fields are judged.
+    private struct Header: Decodable {
+        var format: String?
+        var version: Int?
+    }
+
+    /// The file's bytes: deterministic for equal manifests.
+    package func encoded() -> [UInt8] {
+        precondition(blocks.length == length, "the bitmap must describe the manifest's length")
+        let line = ManifestLine(
+            format: Self.formatName, version: Self.formatVersion, url: url, final_url: finalURL, length: length,
+            block_size: blocks.blockSize, etag: etag, last_modified: lastModified, content_type: contentType,
+            created: created.formatted(Self.dateStyle), blocks: Data(blocks.bytes).base64EncodedString(),
+            blocks_done: blocks.completedCount)
+        let encoder = JSONEncoder()
+        // Sorted keys make the bytes deterministic; JSON escapes every control character, so the line has no newline.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json: [UInt8]
+        do {
+            json = Array(try encoder.encode(line))
+        } catch {
+            // Only non-finite floats make JSONEncoder throw, and the line has none.
+            preconditionFailure("encoding a manifest cannot fail: \(error)")
+        }
+        return json + [0x0A] + Self.trailerPrefix + Array(SHA256.hex(json).utf8) + [0x0A]
+    }
+
+    /// Parses and verifies; throws for truncated, corrupt (checksum), unknown version or malformed input.
+    package init(decoding bytes: [UInt8]) throws(ManifestError) {
+        guard bytes.count > Self.trailerCount, bytes[bytes.count - Self.trailerCount - 1] == 0x0A else {
+            throw .truncated
+        }
+        let trailer = bytes[(bytes.count - Self.trailerCount)...]
+        let digest = trailer.dropFirst(Self.trailerPrefix.count).dropLast()
+        guard trailer.starts(with: Self.trailerPrefix), trailer.last == 0x0A, digest.allSatisfy(Self.isLowercaseHex)
+        else { throw .truncated }
+        let json = Array(bytes[..<(bytes.count - Self.trailerCount - 1)])
+        guard Array(SHA256.hex(json).utf8) == Array(digest) else { throw .checksumMismatch }
+        guard !json.contains(0x0A) else { throw .malformed("the JSON spans more than one line") }
+
+        let decoder = JSONDecoder()
+        let header: Header
+        do {
+            header = try decoder.decode(Header.self, from: Data(json))
+        } catch {
+            throw .malformed(Self.reason(error))
+        }
+        guard header.format == Self.formatName else { throw .malformed("format is not \"\(Self.formatName)\"") }
+        guard let version = header.version else { throw .malformed("no version") }
+        guard version == Self.formatVersion else { throw .unsupportedVersion(version) }
+
+        let line: ManifestLine
+        do {
+            line = try decoder.decode(ManifestLine.self, from: Data(json))
+        } catch {
+            throw .malformed(Self.reason(error))
+        }
+        guard line.length >= 0 else { throw .malformed("negative length") }
+        guard line.block_size > 0 else { throw .malformed("block_size is not positive") }
+        guard let created = try? Date(line.created, strategy: Self.dateStyle) else {
+            throw .malformed("created is not an ISO 8601 UTC time")
+        }
+        guard let bits = Data(base64Encoded: line.blocks) else { throw .malformed("blocks is not base64") }
+        guard let blocks = BlockBitmap(length: line.length, blockSize: line.block_size, bytes: Array(bits)) else {
+            throw .malformed("blocks does not fit length and block_size")
+        }
+        guard line.blocks_done == blocks.completedCount else {
+            throw .malformed("blocks_done is \(line.blocks_done) but \(blocks.completedCount) blocks are set")
+        }
+        self.init(
+            url: line.url, finalURL: line.final_url, length: line.length, etag: line.etag,
+            lastModified: line.last_modified, contentType: line.content_type, created: created, blocks: blocks)
+    }
+
+    /// `2026-11-21T04:20:00Z`: UTC, whole seconds.
+    private static let dateStyle = Date.ISO8601FormatStyle()
+
+    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte)
+    }
+
+    /// A short phrase naming the field a decoding error is about.
+    private static func reason(_ error: any Error) -> String {
+        func path(_ keys: [any CodingKey]) -> String { keys.map(\.stringValue).joined(separator: ".") }
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let context)?: return "missing \(path(context.codingPath + [key]))"
+        case .valueNotFound(_, let context)?: return "null \(path(context.codingPath))"
+        case .typeMismatch(_, let context)? where context.codingPath.isEmpty: return "not a JSON object"
+        case .typeMismatch(_, let context)?: return "wrong type for \(path(context.codingPath))"
+        // JSONDecoder reports a number that does not fit its field as invalid JSON, with no path.
+        case .dataCorrupted(let context)? where !context.codingPath.isEmpty:
+            return "invalid \(path(context.codingPath))"
+        default: return "invalid JSON"
+        }
+    }
+}
+
+/// The JSON line, field for field; names are the file's keys.
+private struct ManifestLine: Codable {
+    var format: String
+    var version: Int
+    var url: String
+    var final_url: String
+    var length: Int64
+    var block_size: Int64
+    var etag: String?
+    var last_modified: String?
+    var content_type: String?
+    var created: String
+    var blocks: String
+    var blocks_done: Int
+
+    enum CodingKeys: String, CodingKey {
+        case format, version, url, final_url, length, block_size, etag, last_modified, content_type, created, blocks
+        case blocks_done
+    }
+}
+
+extension ManifestLine {
+    // Every key is required, optionals included: a missing key means a foreign or broken writer.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(String.self, forKey: .format)
+        version = try container.decode(Int.self, forKey: .version)
+        url = try container.decode(String.self, forKey: .url)
+        final_url = try container.decode(String.self, forKey: .final_url)
+        length = try container.decode(Int64.self, forKey: .length)
+        block_size = try container.decode(Int64.self, forKey: .block_size)
+        etag = try container.decode(String?.self, forKey: .etag)
+        last_modified = try container.decode(String?.self, forKey: .last_modified)
+        content_type = try container.decode(String?.self, forKey: .content_type)
+        created = try container.decode(String.self, forKey: .created)
+        blocks = try container.decode(String.self, forKey: .blocks)
+        blocks_done = try container.decode(Int.self, forKey: .blocks_done)
+    }
+
+    // Optionals are written as null, not left out, for the same reason.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(version, forKey: .version)
+        try container.encode(url, forKey: .url)
+        try container.encode(final_url, forKey: .final_url)
+        try container.encode(length, forKey: .length)
+        try container.encode(block_size, forKey: .block_size)
+        try container.encode(etag, forKey: .etag)
+        try container.encode(last_modified, forKey: .last_modified)
+        try container.encode(content_type, forKey: .content_type)
+        try container.encode(created, forKey: .created)
+        try container.encode(blocks, forKey: .blocks)
+        try container.encode(blocks_done, forKey: .blocks_done)
+    }
+}
+
+extension Date {
+    /// The date without its fraction of a second, as the manifest stores it.
+    fileprivate var wholeSeconds: Date {
+        Date(timeIntervalSince1970: timeIntervalSince1970.rounded(.down))
+    }
+}

@@ -1,0 +1,250 @@
+import Foundation
+import Testing
+@testable import VFetchCore
+
+@Suite struct ManifestTests {
+    static let kib: Int64 = 1 << 10
+    static let mib: Int64 = 1 << 20
+    static let gib: Int64 = 1 << 30
+
+    /// 2026-11-21T04:20:00Z
+    static let created = Date(timeIntervalSince1970: 1_795_234_800)
+
+    static func manifest(
+        url: String = "https://example.com/v/film.mp4", etag: String? = "\"v1\"", lastModified: String? = nil,
+        contentType: String? = nil, blocks: BlockBitmap? = nil
+    ) -> Manifest {
+        let blocks = blocks ?? BlockBitmap(length: 1000, blockSize: 64 * kib)
+        return Manifest(
+            url: url, finalURL: url, length: blocks.length, etag: etag, lastModified: lastModified,
+            contentType: contentType, created: created, blocks: blocks)
+    }
+
+    /// A JSON line with a correct trailer, as another writer would produce it.
+    static func sealed(_ json: String) -> [UInt8] {
+        Array(json.utf8) + Array("\nsha256 \(SHA256.hex(Array(json.utf8)))\n".utf8)
+    }
+
+    /// A valid version 1 line for a 3-block file, with `fields` replacing or adding keys.
+    static func line(_ fields: [String: String] = [:]) -> String {
+        var all = [
+            "format": "\"vfetch-manifest\"", "version": "1", "url": "\"http://h/a\"", "final_url": "\"http://h/a\"",
+            "length": "150000", "block_size": "65536", "etag": "null", "last_modified": "null",
+            "content_type": "null", "created": "\"2026-11-21T04:20:00Z\"", "blocks": "\"BQ==\"", "blocks_done": "2",
+        ]
+        all.merge(fields) { $1 }
+        return "{" + all.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"
+    }
+
+    static func isMalformed(_ error: ManifestError?) -> Bool {
+        guard case .malformed = error else { return false }
+        return true
+    }
+
+    // MARK: - The file format
+
+    @Test func roundTripsEveryField() throws {
+        var blocks = BlockBitmap(length: 3 * 64 * Self.kib + 100, blockSize: 64 * Self.kib)
+        blocks.markComplete(block: 0)
+        blocks.markComplete(block: 3)
+        let full = Manifest(
+            url: "https://例え.jp/映画/\"quoted\" name\\back\u{1}slash/é.mp4?a=1&b=\u{2028}",
+            finalURL: "https://cdn.example.com/x/y.mp4?sig=a%2Fb+c", length: blocks.length,
+            etag: "W/\"weak-1\"", lastModified: "Sat, 21 Nov 2026 04:20:00 GMT", contentType: "video/mp4",
+            created: Self.created, blocks: blocks)
+        let sparse = Self.manifest(etag: nil, lastModified: nil, contentType: nil)
+        for manifest in [full, sparse] {
+            let decoded = try Manifest(decoding: manifest.encoded())
+            #expect(decoded == manifest)
+        }
+        let text = try #require(String(bytes: full.encoded(), encoding: .utf8))
+        #expect(text.split(separator: "\n", omittingEmptySubsequences: false).count == 3)  // line, trailer, ""
+    }
+
+    @Test func encodesTheDocumentedLine() throws {
+        var blocks = BlockBitmap(length: 150_000, blockSize: 64 * Self.kib)
+        blocks.markComplete(block: 0)
+        blocks.markComplete(block: 2)
+        let manifest = Self.manifest(url: "http://h/a", etag: nil, blocks: blocks)
+        let expected = Self.line()
+        #expect(manifest.encoded() == Self.sealed(expected))
+        let text = try #require(String(bytes: manifest.encoded(), encoding: .utf8))
+        #expect(text.hasPrefix("{\"block_size\":65536,\"blocks\":\"BQ==\",\"blocks_done\":2,\"content_type\":null,"))
+    }
+
+    @Test func encodingIsDeterministic() {
+        let first = Self.manifest(lastModified: "Sat, 21 Nov 2026 04:20:00 GMT", contentType: "video/mp4")
+        let second = Self.manifest(lastModified: "Sat, 21 Nov 2026 04:20:00 GMT", contentType: "video/mp4")
+        #expect(first.encoded() == second.encoded())
+        #expect(first.encoded() == first.encoded())
+        #expect(first.encoded() != Self.manifest(contentType: "video/webm").encoded())
+    }
+
+    @Test func keepsCreatedToWholeSeconds() throws {
+        var manifest = Self.manifest()
+        manifest.created = Self.created.addingTimeInterval(0.75)
+        #expect(manifest.created == Self.created)
+        let decoded = try Manifest(decoding: manifest.encoded())
+        #expect(decoded.created == Self.created)
+        let text = try #require(String(bytes: manifest.encoded(), encoding: .utf8))
+        #expect(text.contains("\"created\":\"2026-11-21T04:20:00Z\""))
+    }
+
+    @Test func aFlippedByteInTheJSONIsACorruptManifest() {
+        let bytes = Self.manifest(url: "https://例え.jp/a").encoded()
+        let lineEnd = bytes.firstIndex(of: 0x0A)!
+        for index in 0..<lineEnd {
+            var damaged = bytes
+            damaged[index] ^= 0x01
+            #expect(throws: ManifestError.checksumMismatch) { try Manifest(decoding: damaged) }
+        }
+    }
+
+    @Test func everyTruncationIsRefused() {
+        let bytes = Self.manifest().encoded()
+        for count in 0..<bytes.count {
+            #expect(throws: ManifestError.self) { try Manifest(decoding: Array(bytes[..<count])) }
+        }
+        #expect(throws: ManifestError.truncated) { try Manifest(decoding: []) }
+        #expect(throws: ManifestError.truncated) { try Manifest(decoding: Array(bytes.dropLast())) }
+    }
+
+    @Test func aDamagedTrailerIsTruncation() {
+        let bytes = Self.manifest().encoded()
+        var uppercase = bytes
+        uppercase[bytes.count - 2] = UInt8(ascii: "G")
+        #expect(throws: ManifestError.truncated) { try Manifest(decoding: uppercase) }
+        #expect(throws: ManifestError.truncated) { try Manifest(decoding: bytes + [0x0A]) }
+    }
+
+    @Test func refusesANewerVersion() {
+        let bytes = Self.sealed(Self.line(["version": "2", "blocks": "42"]))
+        #expect(throws: ManifestError.unsupportedVersion(2)) { try Manifest(decoding: bytes) }
+    }
+
+    @Test(arguments: [
+        ["blocks": "\"BQA=\""],  // two bytes for three blocks
+        ["blocks": "\"\""],  // none
+        ["blocks": "\"DQ==\""],  // bit 3 set: past the last block
+        ["blocks": "\"B?==\""],  // not base64
+        ["blocks_done": "3"],  // disagrees with the bits
+        ["block_size": "0"],
+        ["length": "-1"],
+        ["length": "1.5"],
+        ["created": "\"21 Nov 2026\""],
+    ])
+    func refusesMalformedFields(_ fields: [String: String]) throws {
+        _ = try Manifest(decoding: Self.sealed(Self.line()))  // the unmodified line is valid
+        let error = #expect(throws: ManifestError.self) { try Manifest(decoding: Self.sealed(Self.line(fields))) }
+        #expect(Self.isMalformed(error), "\(String(describing: error))")
+    }
+
+    @Test(arguments: [
+        ("not json", "invalid JSON"),
+        ("[1,2]", "not a JSON object"),
+        ("{}", "format is not \"vfetch-manifest\""),
+        (line(["format": "\"other\""]), "format is not \"vfetch-manifest\""),
+        (line(["version": "\"1\""]), "wrong type for version"),
+        (line(["url": "null"]), "null url"),
+        (line().replacingOccurrences(of: "\"etag\":null,", with: ""), "missing etag"),
+        (line().replacingOccurrences(of: ",", with: ",\n"), "the JSON spans more than one line"),
+    ])
+    func namesWhatIsWrong(json: String, reason: String) {
+        #expect(throws: ManifestError.malformed(reason)) { try Manifest(decoding: Self.sealed(json)) }
+    }
+
+    @Test func describesErrorsShortly() {
+        #expect(ManifestError.checksumMismatch.description == "checksum mismatch (corrupt manifest)")
+        #expect(ManifestError.unsupportedVersion(2).description == "unsupported manifest version 2")
+        #expect(ManifestError.malformed("no version").description == "malformed manifest: no version")
+    }
+
+    @Test func onlyAStrongETagProvesIdentity() {
+        #expect(Self.manifest(etag: "\"abc\"").hasStrongETag)
+        #expect(!Self.manifest(etag: "W/\"abc\"").hasStrongETag)
+        #expect(!Self.manifest(etag: nil).hasStrongETag)
+        #expect(!Self.manifest(etag: "").hasStrongETag)
+    }
+
+    // MARK: - The block bitmap
+
+    @Test func choosesBlockSizes() {
+        let cases: [(length: Int64, size: Int64)] = [
+            (0, 64 * Self.kib), (1, 64 * Self.kib), (Self.mib, 64 * Self.kib), (Self.gib, 64 * Self.kib),
+            (Self.gib + 1, 128 * Self.kib), (4 * Self.gib, 256 * Self.kib), (8 * Self.gib, 512 * Self.kib),
+            (8 * Self.gib + 1, Self.mib), (16 * Self.gib, Self.mib),
+            (64 * Self.gib, Self.mib),
+        ]
+        for (length, size) in cases {
+            #expect(BlockBitmap.blockSize(forLength: length) == size, "length \(length)")
+            let blocks = BlockBitmap(length: length, blockSize: size)
+            #expect(length > 16 * Self.gib || blocks.blockCount <= 16384)
+            #expect(length > 16 * Self.gib || blocks.bytes.count <= 2048)
+        }
+        #expect(BlockBitmap(length: 0, blockSize: 64 * Self.kib).blockCount == 0)
+        #expect(BlockBitmap(length: 64 * Self.gib, blockSize: Self.mib).blockCount == 65536)
+    }
+
+    @Test func storesBitsLeastSignificantFirst() throws {
+        var blocks = BlockBitmap(length: 10 * 100 + 1, blockSize: 100)  // 11 blocks, 2 bytes
+        #expect(blocks.bytes == [0, 0])
+        blocks.markComplete(block: 0)
+        blocks.markComplete(block: 9)
+        blocks.markComplete(block: 10)
+        #expect(blocks.bytes == [0b0000_0001, 0b0000_0110])
+        #expect(blocks.completedCount == 3)
+        let copy = try #require(BlockBitmap(length: 1001, blockSize: 100, bytes: blocks.bytes))
+        #expect(copy == blocks)
+        #expect(BlockBitmap(length: 1001, blockSize: 100, bytes: [0]) == nil)
+        #expect(BlockBitmap(length: 1001, blockSize: 100, bytes: [0, 0, 0]) == nil)
+        #expect(BlockBitmap(length: 1001, blockSize: 100, bytes: [0, 0b0000_1000]) == nil)
+        #expect(BlockBitmap(length: 1000, blockSize: 0, bytes: []) == nil)
+        #expect(BlockBitmap(length: 0, blockSize: 100, bytes: []) != nil)
+    }
+
+    @Test func marksOnlyFullyCoveredBlocks() {
+        let size = 64 * Self.kib
+        let length = 3 * size + 100
+        var blocks = BlockBitmap(length: length, blockSize: size)
+        blocks.mark(coveredBy: ByteRangeSet([1..<(2 * size - 1)]))
+        #expect(blocks.completedCount == 0)  // block 0 misses byte 0, block 1 its last byte
+        blocks.mark(coveredBy: ByteRangeSet([size..<(2 * size)]))
+        #expect((0..<4).map(blocks.isComplete(block:)) == [false, true, false, false])
+        blocks.mark(coveredBy: ByteRangeSet([(3 * size)..<(length - 1)]))
+        #expect(!blocks.isComplete(block: 3))
+        blocks.mark(coveredBy: ByteRangeSet([(3 * size)..<length]))
+        #expect((0..<4).map(blocks.isComplete(block:)) == [false, true, false, true])
+        // Never unmarks; ignores bytes past the end.
+        blocks.mark(coveredBy: ByteRangeSet([0..<size, (length + 5)..<(length + 10)]))
+        #expect((0..<4).map(blocks.isComplete(block:)) == [true, true, false, true])
+        #expect(!blocks.isComplete)
+        blocks.mark(coveredBy: ByteRangeSet([0..<(length + 1000)]))
+        #expect(blocks.isComplete)
+        #expect(blocks.completedCount == 4)
+    }
+
+    @Test func completedRangesRoundTripWithMark() {
+        let size: Int64 = 100
+        var blocks = BlockBitmap(length: 1050, blockSize: size)  // 11 blocks, the last 50 bytes
+        for block in [0, 1, 4, 7, 8, 9, 10] { blocks.markComplete(block: block) }
+        let ranges = blocks.completedRanges
+        #expect(ranges.ranges == [0..<200, 400..<500, 700..<1050])
+        var again = BlockBitmap(length: 1050, blockSize: size)
+        again.mark(coveredBy: ranges)
+        #expect(again == blocks)
+        #expect(BlockBitmap(length: 1050, blockSize: size).completedRanges.isEmpty)
+        #expect(BlockBitmap(length: 0, blockSize: size).isComplete)
+    }
+
+    @Test func drawsAMap() {
+        var blocks = BlockBitmap(length: 16 * 10, blockSize: 10)  // 16 blocks, 4 per character at width 4
+        for block in [0, 1, 2, 3, 4, 5, 8] { blocks.markComplete(block: block) }
+        #expect(blocks.map(width: 4) == "█▓░·")
+        #expect(blocks.map(width: 1) == "░")
+        #expect(blocks.map(width: 0) == "")
+        var small = BlockBitmap(length: 20, blockSize: 10)  // more characters than blocks
+        small.markComplete(block: 1)
+        #expect(small.map(width: 4) == "··██")
+        #expect(BlockBitmap(length: 0, blockSize: 10).map(width: 3) == "███")
+    }
+}
