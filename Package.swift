@@ -29,6 +29,7 @@ let package = Package(
             name: "VFetchCLI",
             dependencies: [
                 "VFetch",
+                "VFetchCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import VFetch
+import VFetchCore
 
 /// Shows a download's events to the user.
 protocol ProgressReporter: Sendable {
@@ -155,22 +156,9 @@ enum Format {
         }
         parts.append("\(progress.activeConnections) conn")
         if mapWidth > 0, let total = progress.totalBytes, total > 0 {
-            parts.append("[" + map(progress.doneRanges, total: total, width: mapWidth) + "]")
+            parts.append("[" + ByteRangeSet(progress.doneRanges).map(total: total, width: mapWidth) + "]")
         }
         return parts.joined(separator: "  ")
-    }
-
-    /// One character per slice of the file: full, half or more, some, or nothing done.
-    static func map(_ done: [Range<Int64>], total: Int64, width: Int) -> String {
-        (0..<width).map { cell -> Character in
-            let slice = total * Int64(cell) / Int64(width)..<total * Int64(cell + 1) / Int64(width)
-            guard !slice.isEmpty else { return "█" }
-            let covered = done.reduce(Int64(0)) { sum, range in
-                sum + max(0, min(range.upperBound, slice.upperBound) - max(range.lowerBound, slice.lowerBound))
-            }
-            let fraction = Double(covered) / Double(slice.count)
-            return fraction >= 1 ? "█" : fraction >= 0.5 ? "▓" : fraction > 0 ? "░" : "·"
-        }.map(String.init).joined()
     }
 
     static func plural(_ count: Int, _ one: String, _ many: String? = nil) -> String {

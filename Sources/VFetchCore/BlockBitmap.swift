@@ -97,18 +97,7 @@ package struct BlockBitmap: Equatable, Sendable {
     ///
     /// With more characters than blocks, neighbouring characters show the same block.
     package func map(width: Int) -> String {
-        guard width > 0 else { return "" }
-        let count = blockCount
-        guard count > 0 else { return String(repeating: "█", count: width) }
-        var result = ""
-        for slice in 0..<width {
-            let start = slice * count / width
-            let end = max(start + 1, (slice + 1) * count / width)
-            let done = (start..<end).reduce(0) { $0 + (isComplete(block: $1) ? 1 : 0) }
-            let total = end - start
-            result += done == total ? "█" : done * 2 >= total ? "▓" : done > 0 ? "░" : "·"
-        }
-        return result
+        completedRanges.map(total: length, width: width)
     }
 
     private static func blockCount(length: Int64, blockSize: Int64) -> Int {

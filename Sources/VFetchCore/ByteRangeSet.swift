@@ -50,4 +50,19 @@ package struct ByteRangeSet: Equatable, Sendable {
         if cursor < whole.upperBound { result.append(cursor..<whole.upperBound) }
         return result
     }
+
+    /// A map of `width` characters for progress displays, one per slice of `0..<total`:
+    /// "█" all of the slice is in the set, "▓" half or more, "░" some, "·" none.
+    package func map(total: Int64, width: Int) -> String {
+        guard width > 0 else { return "" }
+        return String(
+            (0..<width).map { cell -> Character in
+                let slice = total * Int64(cell) / Int64(width)..<total * Int64(cell + 1) / Int64(width)
+                guard !slice.isEmpty else { return total == 0 || contains(slice.lowerBound) ? "█" : "·" }
+                let covered = ranges.reduce(Int64(0)) { sum, range in
+                    sum + max(0, min(range.upperBound, slice.upperBound) - max(range.lowerBound, slice.lowerBound))
+                }
+                return covered == slice.count ? "█" : covered * 2 >= slice.count ? "▓" : covered > 0 ? "░" : "·"
+            })
+    }
 }
