@@ -34,7 +34,7 @@ public struct DownloadProgress: Sendable, Equatable {
     public var bytesPerSecond: Double
     /// Connections transferring now.
     public var activeConnections: Int
-    /// The byte ranges already written, in file order.
+    /// The byte ranges already in the file on disk, in file order.
     public var doneRanges: [Range<Int64>]
     public var seconds: Double
 }

@@ -39,6 +39,9 @@ public struct DownloadOptions: Sendable, Equatable {
     public var sha256: String?
     /// Replace a file that exists at the output path.
     public var overwrite = false
+    /// Playback first: head and tail at once, then the file in order with a lookahead window, so a
+    /// player can start early; the other connections fill the rest.
+    public var stream = false
     /// Ignore an earlier run's manifest and start from zero.
     public var restart = false
     /// Resume even when the server gives no ETag or Last-Modified, if the length is unchanged.

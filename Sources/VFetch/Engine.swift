@@ -219,6 +219,7 @@ final class Engine {
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
         ramp = ConnectionRamp(maximum: connectionLimit, now: now)
+        if options.stream, found.acceptsRanges, let length = found.length { planPlayback(length: length) }
         events.yield(
             .started(
                 RemoteInfo(
@@ -237,6 +238,16 @@ final class Engine {
         if transfer.id == nil { transfer.abort = .stopped }  // its bytes are saved already (or the file is empty)
         return transfer.id != nil
     }
+
+    /// Playback first: the tail now (an MP4 `moov` at the end costs no extra round trip), then the file in order.
+    private func planPlayback(length: Int64) {
+        scheduler?.playback = SegmentScheduler.Playback(lookahead: 8 << 20, chunk: 1 << 20)
+        let tail = min(Self.playbackTail, length / 2)
+        if tail > 0 { scheduler?.startSoon(at: length - tail) }
+    }
+
+    /// How much of the end of the file `--stream` fetches at once.
+    static let playbackTail: Int64 = 2 << 20
 
     /// Writes what the scheduler says of a chunk. Returns false to abort the transfer.
     func receive(_ bytes: UnsafeRawBufferPointer, from transfer: Transfer) -> Bool {
@@ -525,7 +536,7 @@ final class Engine {
             .progress(
                 DownloadProgress(
                     bytesDone: done, totalBytes: scheduler.total, bytesPerSecond: max(0, rate),
-                    activeConnections: transfers.count, doneRanges: scheduler.completed.ranges, seconds: time)))
+                    activeConnections: transfers.count, doneRanges: file?.written.ranges ?? [], seconds: time)))
     }
 }
 

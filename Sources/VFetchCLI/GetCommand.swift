@@ -77,6 +77,9 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Overwrite an existing file at the output path.")
     var force = false
 
+    @Flag(help: "Playback first: head and tail at once, then in order, so a player can start early.")
+    var stream = false
+
     @Flag(help: "Ignore what an earlier, interrupted run saved and start from zero.")
     var restart = false
 
@@ -130,6 +133,7 @@ struct GetCommand: AsyncParsableCommand {
         options.preallocate = preallocate
         options.overwrite = force
         options.restart = restart
+        options.stream = stream
         options.trustLength = trustLength
         return options
     }

@@ -64,6 +64,8 @@ package struct SegmentScheduler: Sendable {
         var holders: [TransferID] = []
         var notBefore: Double = 0
         var failures = 0
+        /// Asked for by `startSoon`: goes to the next free connection before any other idle segment.
+        var urgent = false
         var remaining: Int64 { end - next }
     }
 
@@ -78,6 +80,19 @@ package struct SegmentScheduler: Sendable {
         var rate: Double?
         var slowTicks = 0
     }
+
+    /// Playback order: the `lookahead` bytes after the first missing byte are fetched in `chunk`-sized
+    /// pieces, in file order, before connections split what is left of the file.
+    package struct Playback: Sendable, Equatable {
+        package var lookahead: Int64
+        package var chunk: Int64
+        package init(lookahead: Int64, chunk: Int64) {
+            self.lookahead = lookahead
+            self.chunk = chunk
+        }
+    }
+
+    package var playback: Playback?
 
     /// The file's length; nil while unknown (a chunked response), set when the only transfer finishes.
     package private(set) var total: Int64?
@@ -132,11 +147,18 @@ package struct SegmentScheduler: Sendable {
     /// The next request to start on a free connection, or nil when there is nothing worth starting.
     package mutating func assign(now: Double) -> Assignment? {
         if let index = segments.indices.filter({ segments[$0].holders.isEmpty && segments[$0].notBefore <= now })
-            .min(by: { segments[$0].next < segments[$1].next })
+            .min(by: { (segments[$0].urgent ? 0 : 1, segments[$0].next) < (segments[$1].urgent ? 0 : 1, segments[$1].next) })
         {
+            segments[index].urgent = false
             return start(on: index, now: now, isRace: false)
         }
         guard rangeRequests else { return nil }
+        if let (index, cut) = playbackCut() {
+            let tail = cut..<segments[index].end
+            segments[index].end = cut
+            addSegment(tail)
+            return start(on: segments.count - 1, now: now, isRace: false)
+        }
         let held = segments.indices.filter { !segments[$0].holders.isEmpty }
         if let largest = held.max(by: { segments[$0].remaining < segments[$1].remaining }),
             let mid = splitPoint(of: segments[largest])
@@ -283,6 +305,25 @@ package struct SegmentScheduler: Sendable {
         return slow.sorted()
     }
 
+    /// Makes the bytes from `offset` on the next to be fetched: unless a transfer is about to reach them,
+    /// the segment holding `offset` is split there and its second part goes to the next free connection.
+    package mutating func startSoon(at offset: Int64) {
+        guard rangeRequests,
+            let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end })
+        else { return }
+        let near = playback?.chunk ?? configuration.minSplitSize
+        if segments[index].holders.isEmpty {
+            segments[index].urgent = true
+            return
+        }
+        let cut = max(segments[index].next, offset - offset % configuration.alignment)
+        guard cut - segments[index].next >= near else { return }
+        let tail = cut..<segments[index].end
+        segments[index].end = cut
+        addSegment(tail)
+        segments[segments.count - 1].urgent = true
+    }
+
     /// Takes a transfer off its segment, which waits for the next free connection; the engine then stops it.
     package mutating func release(_ id: TransferID) { detach(id) }
 
@@ -328,6 +369,22 @@ package struct SegmentScheduler: Sendable {
         if let index = segments.firstIndex(where: { $0.id == segmentID }) {
             segments[index].holders.removeAll { $0 == id }
         }
+    }
+
+    /// Where to cut a held segment so the playback window is fetched chunk by chunk, or nil when each
+    /// chunk of the window already has a transfer.
+    private func playbackCut() -> (index: Int, cut: Int64)? {
+        guard let playback, let first = segments.map(\.next).min() else { return nil }
+        let windowEnd = first + playback.lookahead
+        for index in segments.indices.sorted(by: { segments[$0].next < segments[$1].next }) {
+            let segment = segments[index]
+            guard segment.next < windowEnd else { break }
+            guard !segment.holders.isEmpty else { continue }
+            let target = segment.next + playback.chunk
+            let cut = max(target - target % configuration.alignment, segment.next + 1)
+            if cut < min(segment.end, windowEnd), segment.end - cut >= playback.chunk / 2 { return (index, cut) }
+        }
+        return nil
     }
 
     private func splitPoint(of segment: Segment) -> Int64? {

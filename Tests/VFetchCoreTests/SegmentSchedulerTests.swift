@@ -84,6 +84,30 @@ import Testing
         #expect(written.ranges == [0..<4 * Self.mib])
     }
 
+    @Test func playbackOrderFetchesTheWindowChunkByChunkFirst() throws {
+        var plan = scheduler(total: 64 * Self.mib)
+        plan.playback = SegmentScheduler.Playback(lookahead: 4 * Self.mib, chunk: Self.mib)
+        _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        var starts: [Int64] = []
+        for _ in 0..<4 { starts.append(try unwrap(plan.assign(now: 0)).range!.lowerBound) }
+        // The probe has the first chunk; three more cover the 4 MiB window in order; then what is
+        // left of the file (3..64 MiB) is split in the middle.
+        #expect(Array(starts.prefix(3)) == [1, 2, 3].map { Int64($0) * Self.mib })
+        #expect(starts[3] == 3 * Self.mib + (61 * Self.mib / 2) / (64 << 10) * (64 << 10))
+    }
+
+    @Test func startSoonSplitsAtTheOffsetAndGoesFirst() throws {
+        var plan = scheduler(total: 64 * Self.mib)
+        _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        let tail = 63 * Self.mib + 12345
+        plan.startSoon(at: tail)
+        let next = try unwrap(plan.assign(now: 0))
+        #expect(next.range == tail - tail % (64 << 10)..<64 * Self.mib)
+        // A transfer close to the offset already: nothing to do.
+        plan.startSoon(at: 1000)
+        #expect(plan.segmentRanges.count == 2)
+    }
+
     @Test func evenlySlowConnectionsAreNotRaced() throws {
         var plan = scheduler(total: 4 * Self.mib)
         let ids = [
