@@ -1,0 +1,474 @@
+#!/usr/bin/env bash
+# End-to-end throughput benchmark: vfetch against aria2c, axel, curl and wget.
+#
+# A local nginx (Debian's package) serves random files with per-connection
+# rate limits.  As root it runs in a throw-away network namespace whose
+# loopback carries an 800 Mbit/s token-bucket link cap; all clients run in the
+# same namespace.  Without root (or when the namespace cannot be created) it
+# falls back to the host's loopback without the link cap and says so.
+#
+# Usage: Benchmarks/e2e.sh [options]
+#   --quick              64 MiB instead of 256 MiB, 256 MiB instead of 1 GiB, 1 rep
+#   --reps N             repetitions per scenario and tool (default 3, quick 1)
+#   --scenario NAME      cdn | uneven | unthrottled | small (repeatable or
+#                        comma-separated; default: all four)
+#   --tools LIST         comma-separated subset of vfetch,aria2c,axel,curl,wget
+#   --timeout SEC        per-run time limit (default: derived from size and rate)
+#   --vfetch-args ARGS   extra arguments appended to the vfetch command (e.g. "-c 8")
+#   --no-netns           force the plain-loopback fallback (no link cap)
+#   -h, --help           this text
+#
+# vfetch is taken from $VFETCH, else <repo>/.build/release/vfetch; when it is
+# missing it is skipped.  E2E_NGINX_CHUNK overrides nginx's sendfile_max_chunk
+# in the throttled locations (default 128k; nginx's own default is 2m).
+# Results: Benchmarks/results/e2e-<date>.md, .csv (raw runs) and .access.log
+# (nginx's log of the runs).
+# Needs: bash >= 5, nginx >= 1.17, python3, /usr/bin/time (GNU), coreutils,
+# iproute2 (ip, tc) for the namespace.
+set -euo pipefail
+export LC_ALL=C
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(git -C "$SCRIPT_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$SCRIPT_DIR/.." && pwd))
+RESULTS_DIR="$SCRIPT_DIR/results"
+CONF_TEMPLATE="$SCRIPT_DIR/nginx.conf.in"
+REPORT_PY="$SCRIPT_DIR/e2e_report.py"
+
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+log() { printf '%s\n' "$*" >&2; }
+die() { log "e2e.sh: error: $*"; exit 2; }
+
+# ---------------------------------------------------------------- constants
+readonly MIB=1048576
+readonly LINK_RATE=800mbit          # tc tbf rate
+readonly LINK_BPS=800000000         # the same in bit/s (tc: 1mbit = 10^6 bit)
+readonly TBF_BURST=256kb            # bucket size (tc: 1kb = 1024 bytes)
+readonly TBF_LATENCY=100ms          # max queueing delay; sets the queue limit
+readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/ and /uneven/
+# sendfile_max_chunk in the throttled locations (see nginx.conf.in)
+NGINX_CHUNK=${E2E_NGINX_CHUNK:-128k}
+[[ $NGINX_CHUNK =~ ^[0-9]+[km]?$ ]] || { echo "e2e.sh: bad E2E_NGINX_CHUNK" >&2; exit 2; }
+readonly ALL_SCENARIOS=(cdn uneven unthrottled small)
+readonly ALL_TOOLS=(vfetch aria2c axel curl wget)
+
+# ---------------------------------------------------------------- options
+QUICK=0
+REPS=""
+SCENARIOS=()
+TOOLS=("${ALL_TOOLS[@]}")
+TIMEOUT_OVERRIDE=""
+VFETCH_ARGS=""
+USE_NETNS=1
+
+while (($#)); do
+    case "$1" in
+        --quick) QUICK=1 ;;
+        --reps) REPS=${2:?--reps needs a value}; shift ;;
+        --reps=*) REPS=${1#*=} ;;
+        --scenario) IFS=, read -r -a _s <<<"${2:?--scenario needs a value}"; SCENARIOS+=("${_s[@]}"); shift ;;
+        --scenario=*) IFS=, read -r -a _s <<<"${1#*=}"; SCENARIOS+=("${_s[@]}") ;;
+        --tools) IFS=, read -r -a TOOLS <<<"${2:?--tools needs a value}"; shift ;;
+        --tools=*) IFS=, read -r -a TOOLS <<<"${1#*=}" ;;
+        --timeout) TIMEOUT_OVERRIDE=${2:?--timeout needs a value}; shift ;;
+        --timeout=*) TIMEOUT_OVERRIDE=${1#*=} ;;
+        --vfetch-args) VFETCH_ARGS=${2?--vfetch-args needs a value}; shift ;;
+        --vfetch-args=*) VFETCH_ARGS=${1#*=} ;;
+        --no-netns) USE_NETNS=0 ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage >&2; die "unknown argument: $1" ;;
+    esac
+    shift
+done
+
+if [[ -z $REPS ]]; then REPS=$((QUICK ? 1 : 3)); fi
+if ! [[ $REPS =~ ^[0-9]+$ ]] || ((REPS < 1 || REPS > 100)); then die "--reps must be 1..100"; fi
+[[ -z $TIMEOUT_OVERRIDE || $TIMEOUT_OVERRIDE =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds"
+((${#SCENARIOS[@]})) || SCENARIOS=("${ALL_SCENARIOS[@]}")
+for s in "${SCENARIOS[@]}"; do
+    [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] || die "unknown scenario '$s' (known: ${ALL_SCENARIOS[*]})"
+done
+for t in "${TOOLS[@]}"; do
+    [[ " ${ALL_TOOLS[*]} " == *" $t "* ]] || die "unknown tool '$t' (known: ${ALL_TOOLS[*]})"
+done
+((BASH_VERSINFO[0] >= 5)) || die "bash >= 5 needed (EPOCHREALTIME)"
+
+if ((QUICK)); then
+    MEDIUM=$((64 * MIB)); LARGE=$((256 * MIB))
+else
+    MEDIUM=$((256 * MIB)); LARGE=$((1024 * MIB))
+fi
+SMALL=$((2 * MIB))
+
+scenario_size() {
+    case $1 in cdn|uneven) echo "$MEDIUM" ;; unthrottled) echo "$LARGE" ;; small) echo "$SMALL" ;; esac
+}
+scenario_location() {
+    case $1 in cdn|small) echo cdn ;; uneven) echo uneven ;; unthrottled) echo fast ;; esac
+}
+scenario_capped() {
+    case $1 in unthrottled) echo 0 ;; *) echo 1 ;; esac
+}
+scenario_timeout() {  # per-run limit in seconds
+    local size; size=$(scenario_size "$1")
+    if [[ -n $TIMEOUT_OVERRIDE ]]; then echo "$TIMEOUT_OVERRIDE"; return; fi
+    if [[ $1 == unthrottled ]]; then
+        echo $((size / (16 * MIB) + 20))                 # >= 16 MiB/s
+    else
+        echo $((size * 3 / 2 / PER_CONN_BPS + 20))       # 1.5x one 4 MiB/s connection
+    fi
+}
+
+# ---------------------------------------------------------------- tools
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY ftp_proxy FTP_PROXY
+
+VFETCH_BIN=${VFETCH:-$REPO_ROOT/.build/release/vfetch}
+NOTES=()
+ACTIVE_TOOLS=()
+for t in "${TOOLS[@]}"; do
+    if [[ $t == vfetch ]]; then
+        if [[ -x $VFETCH_BIN ]]; then
+            ACTIVE_TOOLS+=(vfetch)
+        else
+            log "NOTE: vfetch binary not found at ${VFETCH_BIN#"$REPO_ROOT"/} (set \$VFETCH or run 'swift build -c release'); skipping vfetch"
+            NOTES+=("vfetch skipped: binary not found (${VFETCH_BIN#"$REPO_ROOT"/})")
+        fi
+    elif command -v "$t" >/dev/null 2>&1; then
+        ACTIVE_TOOLS+=("$t")
+    else
+        log "NOTE: $t not installed; skipping it"
+        NOTES+=("$t skipped: not installed")
+    fi
+done
+((${#ACTIVE_TOOLS[@]})) || die "no tool to run"
+
+NGINX_BIN=$(PATH="$PATH:/usr/sbin:/sbin" command -v nginx || true)
+[[ -n $NGINX_BIN ]] || die "nginx not found (apt-get install nginx-light)"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time not found (apt-get install time)"
+command -v python3 >/dev/null || die "python3 not found"
+command -v timeout >/dev/null || die "timeout (coreutils) not found"
+[[ -f $CONF_TEMPLATE ]] || die "missing $CONF_TEMPLATE"
+
+# The command line for one download.  Sets CMD (array).
+tool_cmd() {  # tool url outdir outname
+    local tool=$1 url=$2 dir=$3 name=$4
+    case $tool in
+        vfetch)
+            local extra=()
+            [[ -n $VFETCH_ARGS ]] && read -r -a extra <<<"$VFETCH_ARGS"
+            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --quiet "${extra[@]}") ;;
+        aria2c) CMD=(aria2c -x16 -s16 -k1M --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;
+        axel)   CMD=(axel -q -n 16 -o "$dir/$name" "$url") ;;
+        curl)   CMD=(curl -s -o "$dir/$name" "$url") ;;
+        wget)   CMD=(wget -q -O "$dir/$name" "$url") ;;
+    esac
+}
+tool_cmd_display() {  # the same with placeholders, for the report
+    local tool=$1 shown
+    tool_cmd "$tool" URL DIR NAME
+    CMD[0]=$tool
+    shown=$(printf '%q ' "${CMD[@]}")
+    shown=${shown% }
+    printf '%s' "${shown//DIR\/NAME/OUT}"
+}
+
+# ---------------------------------------------------------------- temp space and cleanup
+NS=""
+NGINX_PID=""
+TMP=""
+NEED_BYTES=0
+declare -A NEED_SIZES=()
+for s in "${SCENARIOS[@]}"; do NEED_SIZES[$(scenario_size "$s")]=1; done
+for s in "${SCENARIOS[@]}"; do
+    if ((USE_NETNS && EUID == 0)) && [[ $(scenario_capped "$s") == 1 ]]; then NEED_SIZES[$MEDIUM]=1; fi  # link probe file
+done
+LARGEST=0
+for sz in "${!NEED_SIZES[@]}"; do NEED_BYTES=$((NEED_BYTES + sz)); ((sz > LARGEST)) && LARGEST=$sz; done
+NEED_BYTES=$((NEED_BYTES + 2 * LARGEST + 64 * MIB))
+
+pick_tmp_parent() {
+    local d avail
+    for d in /dev/shm "${TMPDIR:-/tmp}"; do
+        [[ -d $d && -w $d ]] || continue
+        avail=$(df -Pk "$d" | awk 'NR==2 {print $4}')
+        if [[ -n $avail ]] && ((avail * 1024 > NEED_BYTES)); then echo "$d"; return; fi
+    done
+    echo "${TMPDIR:-/tmp}"
+}
+
+MEASURE_PID=""
+descendants() {  # pid -> the pid and all its descendants (depth-bounded)
+    local level=("$1") next kids all=() d p
+    for ((d = 0; d < 8 && ${#level[@]}; d++)); do
+        all+=("${level[@]}")
+        next=()
+        for p in "${level[@]}"; do
+            mapfile -t kids < <(ps -o pid= --ppid "$p" 2>/dev/null | tr -d ' ')
+            next+=("${kids[@]}")
+        done
+        level=("${next[@]}")
+    done
+    echo "${all[@]}"
+}
+
+cleanup() {
+    local rc=$? pid i
+    set +e
+    trap - EXIT INT TERM HUP
+    if [[ -n $MEASURE_PID ]]; then  # a download still running (interrupted)
+        for pid in $(descendants "$MEASURE_PID"); do kill -KILL "$pid" 2>/dev/null; done
+        wait "$MEASURE_PID" 2>/dev/null
+    fi
+    if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
+        local workers; workers=$(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)
+        kill -TERM "$NGINX_PID" 2>/dev/null
+        for ((i = 0; i < 50; i++)); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$NGINX_PID" 2>/dev/null; then
+            kill -KILL "$NGINX_PID" 2>/dev/null
+        fi
+        for pid in $workers; do kill -KILL "$pid" 2>/dev/null; done
+    fi
+    if [[ -n $NS ]]; then
+        # anything still running in our namespace was started by this script
+        for pid in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+        ip netns del "$NS" 2>/dev/null || log "WARNING: could not delete network namespace $NS"
+    fi
+    if [[ -n $TMP && -d $TMP ]]; then rm -rf -- "$TMP"; fi
+    # an interrupted run that recorded nothing leaves no result file behind
+    if [[ -n ${CSV:-} && -f $CSV && $(wc -l <"$CSV") -le 1 ]]; then rm -f -- "$CSV"; fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+TMP=$(mktemp -d "$(pick_tmp_parent)/vfbench.XXXXXX")
+chmod 0755 "$TMP"   # nginx workers run as an unprivileged user when started as root
+RUN="$TMP/run"; WWW="$TMP/www"; OUT="$TMP/out"
+mkdir -p "$RUN/tmp" "$WWW" "$OUT"
+chmod 0755 "$WWW"
+META="$TMP/meta.tsv"; : >"$META"
+meta() { local IFS=$'\t'; printf '%s\n' "$*" >>"$META"; }
+
+# ---------------------------------------------------------------- network namespace
+inns() { if [[ -n $NS ]]; then ip netns exec "$NS" "$@"; else "$@"; fi; }
+
+MODE=loopback
+if ((USE_NETNS)); then
+    if ((EUID != 0)); then
+        log "NOTE: not root: using the host loopback WITHOUT the 800 Mbit/s link cap"
+        NOTES+=("fallback: not root, host loopback, no link cap")
+    elif ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+        log "NOTE: ip/tc (iproute2) missing: using the host loopback WITHOUT the link cap"
+        NOTES+=("fallback: iproute2 missing, host loopback, no link cap")
+    else
+        NS="vfbench$$"
+        if ip netns add "$NS" 2>"$TMP/netns.err" && ip netns exec "$NS" ip link set lo up 2>>"$TMP/netns.err" \
+            && ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY 2>>"$TMP/netns.err" \
+            && ip netns exec "$NS" tc qdisc del dev lo root 2>>"$TMP/netns.err"; then
+            MODE=netns
+        else
+            log "NOTE: network namespace / tc not usable ($(head -c 200 "$TMP/netns.err")): using the host loopback WITHOUT the link cap"
+            NOTES+=("fallback: netns/tc failed, host loopback, no link cap")
+            ip netns del "$NS" 2>/dev/null || true
+            NS=""
+        fi
+    fi
+else
+    NOTES+=("fallback: --no-netns, host loopback, no link cap")
+fi
+
+set_cap() {  # 1 = 800 Mbit/s tbf on the namespace's lo, 0 = none
+    [[ $MODE == netns ]] || return 0
+    inns tc qdisc del dev lo root 2>/dev/null || true
+    if [[ $1 == 1 ]]; then
+        inns tc qdisc add dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
+    fi
+}
+tc_stats() { if [[ $MODE == netns ]]; then inns tc -s qdisc show dev lo | tr -s ' \n' ' '; fi; }
+
+if [[ $MODE == netns ]]; then
+    PORT=18080
+else
+    PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+fi
+BASE_URL="http://127.0.0.1:$PORT"
+
+# ---------------------------------------------------------------- files
+declare -A FILE_OF=() SHA_OF=()
+log "generating test files in a $(df -P "$TMP" | awk 'NR==2 {print $1}') temp dir ..."
+for sz in $(printf '%s\n' "${!NEED_SIZES[@]}" | sort -n); do
+    f="f-$sz.bin"
+    head -c "$sz" /dev/urandom >"$WWW/$f"
+    chmod 0644 "$WWW/$f"
+    FILE_OF[$sz]=$f
+    SHA_OF[$sz]=$(sha256sum "$WWW/$f" | awk '{print $1}')
+    log "  $f  $((sz / MIB)) MiB  sha256 ${SHA_OF[$sz]:0:16}..."
+done
+
+# ---------------------------------------------------------------- nginx
+sed -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$PORT|g" -e "s|@WORKERS@|1|g" \
+    -e "s|@CHUNK@|$NGINX_CHUNK|g" \
+    "$CONF_TEMPLATE" >"$RUN/nginx.conf"
+inns "$NGINX_BIN" -q -t -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
+    || die "nginx config test failed: $(tail -5 "$RUN/error.log" 2>/dev/null)"
+inns "$NGINX_BIN" -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
+    || die "nginx failed to start: $(tail -5 "$RUN/error.log" 2>/dev/null)"
+for ((i = 0; i < 100; i++)); do
+    if [[ -s $RUN/nginx.pid ]] && inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; then break; fi
+    sleep 0.1
+done
+[[ -s $RUN/nginx.pid ]] || die "nginx did not write its pid file: $(tail -5 "$RUN/error.log" 2>/dev/null)"
+NGINX_PID=$(<"$RUN/nginx.pid")
+inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null || die "nginx is not listening on port $PORT"
+
+# ---------------------------------------------------------------- measurement
+TIME_FMT='%e %U %S %M'
+# Runs "$@" in the namespace under /usr/bin/time and timeout.  Sets R_RC,
+# R_WALL (from EPOCHREALTIME, us resolution), R_T0, R_T1, R_TIME ("%e %U %S %M").
+measure() {  # timeout_s logfile cmd...
+    local tmo=$1 logf=$2; shift 2
+    local tf="$TMP/time.out"
+    rm -f "$tf"
+    R_RC=0
+    R_T0=$EPOCHREALTIME
+    # in the background so that a signal to this script is handled at once
+    inns /usr/bin/time -f "$TIME_FMT" -o "$tf" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null &
+    MEASURE_PID=$!
+    wait "$MEASURE_PID" || R_RC=$?
+    R_T1=$EPOCHREALTIME
+    MEASURE_PID=""
+    R_WALL=$(awk -v a="$R_T0" -v b="$R_T1" 'BEGIN {printf "%.6f", b - a}')
+    # time prints "Command exited with non-zero status N" first on failure
+    R_TIME=$(tail -n 1 "$tf" 2>/dev/null || true)
+    [[ $R_TIME =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || R_TIME="nan nan nan nan"
+}
+clean_out() { find "$OUT" -mindepth 1 -delete; }
+
+# wrapper overhead (ip netns exec + time + timeout starting /bin/true)
+OVH=()
+for i in 1 2 3 4 5; do measure 5 /dev/null true; OVH+=("$R_WALL"); done
+WRAP_MS=$(printf '%s\n' "${OVH[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)] * 1000}')
+
+# link probe: one unthrottled curl through /fast/ with and without the cap
+if [[ $MODE == netns ]] && command -v curl >/dev/null; then
+    if [[ " ${SCENARIOS[*]} " == *" cdn "* || " ${SCENARIOS[*]} " == *" uneven "* || " ${SCENARIOS[*]} " == *" small "* ]]; then
+        for cap in 1 0; do
+            set_cap "$cap"
+            measure 60 "$TMP/probe.log" curl -s -A e2e-harness -o "$OUT/probe" "$BASE_URL/fast/${FILE_OF[$MEDIUM]}"
+            clean_out
+            if ((R_RC == 0)); then
+                meta probe "$cap" "$MEDIUM" "$R_WALL"
+                log "link probe ($([[ $cap == 1 ]] && echo "with $LINK_RATE cap" || echo "no cap")): curl /fast/ $((MEDIUM / MIB)) MiB in ${R_WALL}s = $(awk -v s="$MEDIUM" -v w="$R_WALL" 'BEGIN {printf "%.1f", s / 1048576 / w}') MiB/s"
+            fi
+        done
+        set_cap 0
+    fi
+fi
+
+# ---------------------------------------------------------------- metadata
+STAMP=$(date +%Y%m%d-%H%M%S)
+mkdir -p "$RESULTS_DIR"
+CSV="$RESULTS_DIR/e2e-$STAMP.csv"
+MD="$RESULTS_DIR/e2e-$STAMP.md"
+
+ver() { "$@" 2>&1 | head -n 1 || true; }
+meta date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+meta mode "$MODE"
+meta quick "$QUICK"
+meta reps "$REPS"
+meta nproc "$(nproc)"
+meta mem "$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+meta cpu "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+meta kernel "$(uname -srm)"
+# shellcheck disable=SC1091
+meta os "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")"
+meta tmpfs "$(df -P "$TMP" | awk 'NR==2 {print $1}')"
+meta version nginx "$(ver "$NGINX_BIN" -v)"
+for t in aria2c axel curl wget; do
+    command -v "$t" >/dev/null && meta version "$t" "$(ver "$t" --version)"
+done
+if [[ " ${ACTIVE_TOOLS[*]} " == *" vfetch "* ]]; then
+    vv=$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1) || vv=""
+    meta version vfetch "${vv:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; repo $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo 'without commits')$(git -C "$REPO_ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+fi
+meta version bash "$BASH_VERSION"
+meta link "$LINK_RATE" "$LINK_BPS" "$TBF_BURST" "$TBF_LATENCY"
+meta chunk "$NGINX_CHUNK"
+meta wrapper_ms "$WRAP_MS"
+meta base_url "$BASE_URL"
+for t in "${ACTIVE_TOOLS[@]}"; do meta command "$t" "$(tool_cmd_display "$t")"; done
+if [[ $MODE == netns ]]; then
+    meta wrapper "ip netns exec NS /usr/bin/time -f '$TIME_FMT' -o T timeout -k 5 LIMIT <command>"
+else
+    meta wrapper "/usr/bin/time -f '$TIME_FMT' -o T timeout -k 5 LIMIT <command>"
+fi
+for n in "${NOTES[@]}"; do meta note "$n"; done
+
+echo "scenario,size_bytes,location,capped,rep,order,tool,exit_code,status,wall_s,time_wall_s,user_s,sys_s,maxrss_kib,start_ts,end_ts,sha_ok" >"$CSV"
+
+# ---------------------------------------------------------------- runs
+FAILED=0
+NT=${#ACTIVE_TOOLS[@]}
+for sc in "${SCENARIOS[@]}"; do
+    size=$(scenario_size "$sc"); loc=$(scenario_location "$sc"); capped=$(scenario_capped "$sc")
+    tmo=$(scenario_timeout "$sc")
+    [[ $MODE == netns ]] || capped=0
+    file=${FILE_OF[$size]}; sha=${SHA_OF[$size]}
+    url="$BASE_URL/$loc/$file"
+    set_cap "$capped"
+    meta scenario "$sc" "$size" "/$loc/" "$capped" "$tmo"
+    # untimed warm-up: one unthrottled download of the same file into the same
+    # tmpfs, so that the first timed run does not pay for cold memory alone
+    if command -v curl >/dev/null; then
+        measure 120 "$TMP/warmup.log" curl -s -A e2e-harness -o "$OUT/dl.bin" "$BASE_URL/fast/$file" || true
+        clean_out
+    fi
+    log ""
+    log "== $sc: $((size / MIB)) MiB via /$loc/, link cap: $([[ $capped == 1 ]] && echo "$LINK_RATE" || echo none), $REPS rep(s), limit ${tmo}s per run"
+    for ((rep = 1; rep <= REPS; rep++)); do
+        for ((k = 0; k < NT; k++)); do
+            tool=${ACTIVE_TOOLS[$(((k + rep - 1) % NT))]}   # rotate the start tool per rep
+            clean_out
+            tool_cmd "$tool" "$url" "$OUT" dl.bin
+            measure "$tmo" "$TMP/tool.log" "${CMD[@]}"
+            read -r t_wall t_user t_sys t_rss <<<"$R_TIME"
+            sha_ok=0
+            if ((R_RC == 0)); then
+                if [[ -f $OUT/dl.bin ]]; then
+                    if [[ $(sha256sum "$OUT/dl.bin" | awk '{print $1}') == "$sha" ]]; then
+                        status=ok; sha_ok=1
+                    else
+                        status=sha_mismatch
+                    fi
+                else
+                    status=no_output
+                fi
+            elif ((R_RC == 124 || R_RC == 137)); then
+                status=timeout
+            else
+                status="exit_$R_RC"
+            fi
+            clean_out
+            echo "$sc,$size,/$loc/,$capped,$rep,$k,$tool,$R_RC,$status,$R_WALL,$t_wall,$t_user,$t_sys,$t_rss,$R_T0,$R_T1,$sha_ok" >>"$CSV"
+            printf '   rep %d/%d  %-7s %8.2f s %8.1f MiB/s  cpu %6.2f s  rss %6.1f MiB  %s\n' \
+                "$rep" "$REPS" "$tool" "$R_WALL" "$(awk -v s="$size" -v w="$R_WALL" 'BEGIN {print s / 1048576 / w}')" \
+                "$(awk -v u="$t_user" -v s="$t_sys" 'BEGIN {print u + s}')" "$(awk -v r="$t_rss" 'BEGIN {print r / 1024}')" \
+                "$status" >&2
+            if [[ $status != ok ]]; then
+                FAILED=$((FAILED + 1))
+                sed -n '1,5s/^/      | /p' "$TMP/tool.log" >&2
+            fi
+        done
+    done
+    [[ $capped == 1 ]] && meta tc_stats "$sc" "$(tc_stats)"
+done
+set_cap 0
+
+# ---------------------------------------------------------------- report
+ACCESS="$RESULTS_DIR/e2e-$STAMP.access.log"
+cp "$RUN/access.log" "$ACCESS" 2>/dev/null || : >"$ACCESS"
+python3 "$REPORT_PY" --csv "$CSV" --meta "$META" --access-log "$ACCESS" --md "$MD"
+log ""
+log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: ${ACCESS#"$REPO_ROOT"/})"
+((FAILED == 0)) || log "NOTE: $FAILED run(s) did not finish OK (see the status column)"
