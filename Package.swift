@@ -20,10 +20,18 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libavformat (with libavcodec and libavutil), as the system provides it.
+        .systemLibrary(
+            name: "CAVFormat",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev"])]
+        ),
         // Pure Swift: ranges, the segment scheduler, response validation. Knows no C.
         .target(name: "VFetchCore"),
         // The engine: owns libcurl and the output file; the public `import VFetch` API.
         .target(name: "VFetch", dependencies: ["VFetchCore", "CCurl"]),
+        // Probes partial media files with libavformat: what is playable, which bytes are needed next.
+        .target(name: "VFetchMedia", dependencies: ["VFetchCore", "CAVFormat"]),
         // The `vfetch` command line.
         .executableTarget(
             name: "VFetchCLI",
@@ -46,6 +54,7 @@ let package = Package(
         .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
         .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin"]),
+        .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,7 +2,7 @@
 # Installs the Debian packages vfetch needs that are missing. Usage: install-deps.sh [build|test|demo|bench]
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev)                       # build: libcurl headers and library
+packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev)  # build: libcurl and FFmpeg headers and libraries
 case "${1:-build}" in
   test)  packages+=(curl ffmpeg) ;;                   # tests: curl as a second client, ffmpeg/ffprobe as real players
   demo)  packages+=(ffmpeg) ;;                        # demo: makes a sample video

@@ -85,6 +85,9 @@ final class EasyHandle {
         return String(cString: value)
     }
 
+    /// Runs the request to completion on the calling thread (`curl_easy_perform`).
+    func perform() -> CURLcode { curl_easy_perform(raw) }
+
     /// The detailed message libcurl left for the last failure, or "".
     var errorMessage: String { String(cString: errorBuffer) }
 }

@@ -1,11 +1,13 @@
-/// How many connections a download may use: it starts with a few and doubles them while doubling
+/// How many connections a download may use: it starts with a few and multiplies them while that
 /// pays. When servers limit each connection (CDNs), every new connection adds throughput and the ramp
 /// climbs to the maximum; when one connection can already fill the link, extra ones only cost CPU and
 /// the ramp settles back.
 package struct ConnectionRamp: Sendable, Equatable {
     package let maximum: Int
     package private(set) var limit: Int
-    /// Doubling must raise throughput by this factor to be kept.
+    /// Each step multiplies the connections by this…
+    package var growth = 4
+    /// …and must raise throughput by this factor to be kept.
     package var requiredGain = 1.25
     /// The shortest time a step is measured; slow links get three times the time a step took to start delivering.
     package var minimumWindow = 0.1
@@ -49,7 +51,7 @@ package struct ConnectionRamp: Sendable, Equatable {
             settled = true
         } else {
             previous = (limit, rate)
-            limit = min(maximum, limit * 2)
+            limit = min(maximum, limit * growth)
             stepStarted = now
         }
         return limit

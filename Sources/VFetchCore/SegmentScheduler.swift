@@ -25,7 +25,7 @@ package struct SegmentScheduler: Sendable {
         package var slowSeconds: Int = 3
         /// A segment whose holder needs longer than this to finish, at under `raceFactor` of the
         /// typical rate, is raced by an idle connection: a race only pays against a straggler.
-        package var raceAfterSeconds: Double = 1.0
+        package var raceAfterSeconds: Double = 0.3
         package var raceFactor: Double = 0.5
         package var retry = RetryPolicy()
         package init() {}
@@ -170,10 +170,10 @@ package struct SegmentScheduler: Sendable {
         }
         let straggler = held.filter { index in
             let segment = segments[index]
-            guard segment.holders.count == 1, let holder = transfers[segment.holders[0]],
-                now - holder.startedAt >= configuration.raceAfterSeconds
-            else { return false }
-            let rate = holder.rate ?? 0
+            guard segment.holders.count == 1, let holder = transfers[segment.holders[0]] else { return false }
+            // Between ticks, a young transfer's rate is what it received since it started.
+            let age = now - holder.startedAt
+            guard let rate = holder.rate ?? (age >= 0.5 ? Double(holder.received) / age : nil) else { return false }
             if rate <= 0 { return true }  // delivered nothing for a whole tick: stalled
             guard let typicalRate, rate < configuration.raceFactor * typicalRate else { return false }
             return Double(segment.remaining) / rate > configuration.raceAfterSeconds
@@ -288,7 +288,8 @@ package struct SegmentScheduler: Sendable {
         let rates = transfers.values.compactMap(\.rate).sorted()
         guard rangeRequests, rates.count >= 3 else { return [] }
         let median = rates[rates.count / 2]
-        typicalRate = median
+        // New transfers have no rate yet; a median of the few old ones (often the slow) is no norm.
+        if rates.count * 2 >= transfers.count { typicalRate = median }
         var slow: [TransferID] = []
         for (id, var transfer) in transfers {
             guard let rate = transfer.rate, let segmentID = transfer.segment,

@@ -97,7 +97,8 @@ import Glibc
     @Test func ctrlCStopsWithExitCode130AndKeepsTheSideFile() async throws {
         try await withOrigin { origin, directory in
             var behavior = OriginBehavior()
-            behavior.bytesPerSecond = 256 << 10
+            // Slow enough (32 connections × 64 KiB/s: 4 s) to be mid-download when the signal comes.
+            behavior.bytesPerSecond = 64 << 10
             origin.publish("/clip.mp4", randomBytes(8 << 20, seed: 24), behavior: behavior)
             let output = directory + "/clip.mp4"
             let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output], interruptAfter: .milliseconds(700))

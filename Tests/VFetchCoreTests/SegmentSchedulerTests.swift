@@ -108,6 +108,26 @@ import Testing
         #expect(plan.segmentRanges.count == 2)
     }
 
+    @Test func aYoungStragglerIsRacedBeforeItsFirstTick() throws {
+        var plan = scheduler(total: 4 * Self.mib)
+        let ids = [
+            try unwrap(plan.adopt(requestedUpTo: nil, now: 0)), try unwrap(plan.assign(now: 0)).transfer,
+            try unwrap(plan.assign(now: 0)).transfer,
+        ]
+        _ = plan.tick(now: 0)
+        for id in ids { _ = plan.receive(id, count: 256 << 10, now: 0.9) }
+        _ = plan.tick(now: 1)  // typical: 256 KiB/s
+        // A connection drops; its segment goes to a new transfer that lands on a slow connection.
+        #expect(ended(&plan, ids[2], outcome: .failed(retryAfter: 0), now: 1.1))
+        let young = try unwrap(plan.assign(now: 1.7))
+        #expect(!young.isRace)
+        _ = plan.receive(young.transfer, count: 20_000, now: 2.3)
+        // 20 kB in 0.6 s, no tick yet: far under half the typical rate, with seconds of work left.
+        let racer = try unwrap(plan.assign(now: 2.3))
+        #expect(racer.isRace)
+        #expect(racer.range?.lowerBound == young.range!.lowerBound + 20_000)
+    }
+
     @Test func evenlySlowConnectionsAreNotRaced() throws {
         var plan = scheduler(total: 4 * Self.mib)
         let ids = [
@@ -247,7 +267,8 @@ import Testing
 
     @Test func climbsWhileEachConnectionIsLimited() {
         #expect(settle(perConnection: 4e6, link: 100e6, maximum: 32) == 32)
-        #expect(settle(perConnection: 4e6, link: 36e6, maximum: 32) == 8)
+        #expect(settle(perConnection: 4e6, link: 36e6, maximum: 32) == 16)  // 4 → 16 pays; 64 would not
+        #expect(settle(perConnection: 4e6, link: 20e6, maximum: 32) == 4)
     }
 
     @Test func staysLowWhenOneConnectionFillsTheLink() {
@@ -260,12 +281,12 @@ import Testing
         #expect(ramp.update(bytesDone: 0, delivering: 4, now: 0) == 4)
         // 0.2 s passed but only 512 KiB of the 1 MiB four connections must show: keep measuring.
         #expect(ramp.update(bytesDone: mib / 2, delivering: 4, now: 0.2) == 4)
-        #expect(ramp.update(bytesDone: mib, delivering: 4, now: 0.3) == 8)
+        #expect(ramp.update(bytesDone: mib, delivering: 4, now: 0.3) == 16)
         // Still connecting: no window yet, however long it takes.
-        #expect(ramp.update(bytesDone: mib + 1000, delivering: 5, now: 1.3) == 8)
-        #expect(ramp.update(bytesDone: mib + 2000, delivering: 8, now: 1.3) == 8)
+        #expect(ramp.update(bytesDone: mib + 1000, delivering: 5, now: 1.3) == 16)
+        #expect(ramp.update(bytesDone: mib + 2000, delivering: 16, now: 1.3) == 16)
         // The window is three times the 1 s the step took to start.
-        #expect(ramp.update(bytesDone: 20 * mib, delivering: 8, now: 2.0) == 8)
-        #expect(ramp.update(bytesDone: 30 * mib, delivering: 8, now: 4.4) == 16)
+        #expect(ramp.update(bytesDone: 20 * mib, delivering: 16, now: 2.0) == 16)
+        #expect(ramp.update(bytesDone: 40 * mib, delivering: 16, now: 4.4) == 32)
     }
 }

@@ -329,13 +329,14 @@ import Darwin
             let bytes = pattern(32 * 1024)
             origin.publish("/a.bin", bytes, behavior: behavior)
             let clock = ContinuousClock()
-            let fast = try await clock.measure { _ = try await curl([origin.url("/a.bin")]) }
+            _ = try await curl([origin.url("/a.bin")])
             var result: CurlResult?
             let slow = try await clock.measure { result = try await curl([origin.url("/a.bin")]) }
             #expect(origin.requests.map(\.connection) == [1, 2])
             #expect(result?.body == bytes)
-            #expect(slow >= .milliseconds(300))  // 32 KiB at 64 KiB/s, less the first burst
-            #expect(fast < slow)
+            // 32 KiB at 64 KiB/s, less the first burst. (How fast connection 1 was is not asserted:
+            // a loaded machine can make anything slow.)
+            #expect(slow >= .milliseconds(300))
         }
     }
 

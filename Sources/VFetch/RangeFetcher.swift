@@ -1,0 +1,145 @@
+import CCurl
+import Foundation
+import VFetchCore
+
+/// Fetches a few byte ranges of a remote file into a sparse local copy: enough for a media probe to
+/// read a header and an index without downloading the file.
+public final class RangeFetcher: @unchecked Sendable {
+    // Used from one thread at a time: each call blocks until its request is done.
+    public let url: String
+    public let options: DownloadOptions
+    /// The sparse local copy; its present bytes are `present`.
+    public let path: String
+    public private(set) var length: Int64?
+    public private(set) var present: [Range<Int64>] = []
+    public private(set) var requests = 0
+    public private(set) var bytesFetched: Int64 = 0
+    private var remote: RemoteFile?
+    private let file: OutputFile
+
+    public init(url: String, options: DownloadOptions = DownloadOptions()) throws(DownloadError) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", components.host?.isEmpty == false
+        else { throw .badURL(url) }
+        self.url = url
+        self.options = options
+        path = NSTemporaryDirectory() + "vfetch-probe-" + UUID().uuidString
+        file = try OutputFile(path: path)
+    }
+
+    deinit { OutputFile.remove(path) }
+
+    /// Fetches `range` (clipped to the file). The first call learns the length from `Content-Range`.
+    public func fetch(_ range: Range<Int64>) throws(DownloadError) {
+        var range = range
+        if let length { range = range.clamped(to: 0..<length) }
+        guard !range.isEmpty else { return }
+        let easy: EasyHandle
+        do { easy = try EasyHandle() } catch { throw .transferFailed("\(error)") }
+        let sink = RangeSink(file: file, url: url, offset: range.lowerBound, limit: range.upperBound - range.lowerBound)
+        let headers = HeaderList(["Accept-Encoding: identity"] + options.headers)
+        do {
+            try easy.set(CURLOPT_URL, url)
+            try easy.set(CURLOPT_FOLLOWLOCATION, true)
+            try easy.set(CURLOPT_MAXREDIRS, 20)
+            try easy.set(CURLOPT_NOSIGNAL, true)
+            try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000))
+            try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+            try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout)))
+            try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.raw))
+            try easy.set(CURLOPT_RANGE, range.describedAsHTTP)
+            if let agent = options.userAgent { try easy.set(CURLOPT_USERAGENT, agent) }
+            if options.insecure {
+                try easy.set(CURLOPT_SSL_VERIFYPEER, false)
+                try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+            }
+            let userdata = Unmanaged.passUnretained(sink).toOpaque()
+            try easy.setWriteCallback(rangeSinkWrite, userdata: userdata)
+            try easy.setHeaderCallback(rangeSinkHeader, userdata: userdata)
+        } catch {
+            throw .transferFailed("\(error)")
+        }
+        requests += 1
+        let result = easy.perform()
+        withExtendedLifetime(headers) {}
+        if let failure = sink.failure { throw failure }
+        guard result == CURLE_OK || (result == CURLE_WRITE_ERROR && sink.received >= sink.limit) else {
+            switch result {
+            case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT:
+                throw .connectFailed("\(Curl.describe(result)): \(easy.errorMessage)")
+            default: throw .transferFailed("\(Curl.describe(result)): \(easy.errorMessage)")
+            }
+        }
+        if length == nil {
+            guard let found = RemoteFile(probe: sink.head) else {
+                throw .httpStatus(sink.head.status, url: url)
+            }
+            remote = found
+            length = found.length
+            if let length { try file.setLength(length, preallocate: false) }
+        }
+        let got = range.lowerBound..<(range.lowerBound + sink.received)
+        var set = ByteRangeSet(present)
+        set.insert(got)
+        present = set.ranges
+        bytesFetched += sink.received
+    }
+
+    /// Reads present bytes of the local copy; nil when any of them is missing.
+    public func read(_ offset: Int64, _ count: Int) -> [UInt8]? {
+        let wanted = offset..<(offset + Int64(count))
+        guard ByteRangeSet(present).gaps(in: wanted).isEmpty else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { try? file.read(into: $0, at: offset) }
+        return read == count ? bytes : nil
+    }
+}
+
+/// Where one ranged response goes: checked, then written at its offset, never past what was asked.
+private final class RangeSink {
+    let file: OutputFile
+    let url: String
+    let offset: Int64
+    let limit: Int64
+    var head = ResponseHead()
+    var received: Int64 = 0
+    var failure: DownloadError?
+
+    init(file: OutputFile, url: String, offset: Int64, limit: Int64) {
+        self.file = file
+        self.url = url
+        self.offset = offset
+        self.limit = limit
+    }
+}
+
+private let rangeSinkHeader: EasyHandle.DataCallback = { data, size, count, userdata in
+    let sink = Unmanaged<RangeSink>.fromOpaque(userdata!).takeUnretainedValue()
+    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+    guard sink.head.add(line: line), sink.head.status >= 200, !sink.head.isRedirect else { return size * count }
+    // Only a 206 for the bytes asked, or a 200 when asking from 0, may be written.
+    let contentRange = sink.head.header("content-range").flatMap(ContentRange.init)
+    let fine =
+        (sink.head.status == 206 && contentRange?.range?.lowerBound == sink.offset)
+        || (sink.head.status == 200 && sink.offset == 0)
+    if !fine {
+        sink.failure = ResponseVerdict.forStatus(sink.head) == nil
+            ? .badResponse("the server did not answer the range request as asked") : .httpStatus(sink.head.status, url: sink.url)
+        return 0
+    }
+    return size * count
+}
+
+private let rangeSinkWrite: EasyHandle.DataCallback = { data, size, count, userdata in
+    let sink = Unmanaged<RangeSink>.fromOpaque(userdata!).takeUnretainedValue()
+    let take = Int(min(Int64(size * count), sink.limit - sink.received))
+    do throws(DownloadError) {
+        try sink.file.write(UnsafeRawBufferPointer(start: data, count: take), at: sink.offset + sink.received)
+    } catch {
+        sink.failure = error
+        return 0
+    }
+    sink.received += Int64(take)
+    // A 200 streams the whole file: stop once the asked-for part is in.
+    return sink.received >= sink.limit && take < size * count ? 0 : size * count
+}

@@ -1,0 +1,43 @@
+extension MediaByteSource {
+    /// Exactly `count` bytes at `offset`, or nil unless they are all present.
+    func bytes(at offset: Int64, count: Int) -> [UInt8]? {
+        let bytes = presentPrefix(at: offset, count: count)
+        return bytes.count == count ? bytes : nil
+    }
+
+    /// Up to `count` bytes at `offset`, stopping before the first byte that is not present.
+    func presentPrefix(at offset: Int64 = 0, count: Int) -> [UInt8] {
+        guard offset >= 0, count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let answer = bytes.withUnsafeMutableBytes { buffer in
+                read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
+            }
+            guard case .bytes(let read) = answer, read > 0 else { break }
+            filled += read
+        }
+        return Array(bytes[..<filled])
+    }
+
+    /// What a read at `offset` answers, reading at most one byte.
+    func probe(at offset: Int64) -> MediaRead {
+        var byte: UInt8 = 0
+        return withUnsafeMutableBytes(of: &byte) { read(into: $0, at: offset) }
+    }
+
+    /// Whether every byte of `range` is present.
+    func hasBytes(_ range: Range<Int64>) -> Bool {
+        var offset = range.lowerBound
+        var scratch = [UInt8](repeating: 0, count: 64 << 10)
+        while offset < range.upperBound {
+            let want = Int(min(Int64(scratch.count), range.upperBound - offset))
+            let answer = scratch.withUnsafeMutableBytes { buffer in
+                read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]), at: offset)
+            }
+            guard case .bytes(let read) = answer, read > 0 else { return false }
+            offset += Int64(read)
+        }
+        return true
+    }
+}

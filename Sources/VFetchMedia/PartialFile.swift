@@ -1,0 +1,79 @@
+import VFetchCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A file on disk of which only some byte ranges are present, such as a download's sparse
+/// `NAME.part` file: reads answer present bytes and report the missing run otherwise.
+public final class PartialFile: MediaByteSource, Sendable {
+    public let path: String
+    public let length: Int64
+    /// The present byte ranges, sorted, merged, and clipped to the file's length.
+    public let present: [Range<Int64>]
+    private let descriptor: Int32
+
+    /// Opens `path` for reading; `length` is the whole file's length (present or not), `present`
+    /// the byte ranges that hold data.
+    public init(path: String, length: Int64, present: [Range<Int64>]) throws(MediaError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw .invalidData("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw .invalidData("\(path) is not a regular file")
+        }
+        self.path = path
+        self.length = max(0, length)
+        self.present = ByteRangeSet(present.map { $0.clamped(to: 0..<max(0, length)) }).ranges
+        self.descriptor = descriptor
+    }
+
+    /// Opens a complete file: every byte up to its current size is present.
+    public convenience init(path: String) throws(MediaError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw .invalidData("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        let length = Int64(status.st_size)
+        try self.init(path: path, length: length, present: [0..<length])
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Reads present bytes at `offset` with `pread`, never past the present run that holds it.
+    /// Answers `.aborted` when the disk fails or holds fewer bytes than `present` claims.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> MediaRead {
+        guard offset < length else { return .endOfFile }
+        guard offset >= 0 else { return .aborted }
+        guard !buffer.isEmpty else { return .bytes(0) }
+        let next = firstRun(endingAfter: offset)
+        guard next < present.count, present[next].lowerBound <= offset else {
+            return .missing(offset..<(next < present.count ? present[next].lowerBound : length))
+        }
+        let count = Int(min(Int64(buffer.count), present[next].upperBound - offset))
+        while true {
+            let read = pread(descriptor, buffer.baseAddress, count, off_t(offset))
+            if read > 0 { return .bytes(read) }
+            if read < 0, errno == EINTR { continue }
+            return .aborted
+        }
+    }
+
+    /// The index of the first present run that ends after `offset`.
+    private func firstRun(endingAfter offset: Int64) -> Int {
+        var low = 0
+        var high = present.count
+        while low < high {
+            let middle = (low + high) / 2
+            if present[middle].upperBound <= offset { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
