@@ -31,13 +31,14 @@ let package = Package(
         // The engine: owns libcurl and the output file; the public `import VFetch` API.
         .target(name: "VFetch", dependencies: ["VFetchCore", "CCurl"]),
         // Probes partial media files with libavformat: what is playable, which bytes are needed next.
-        .target(name: "VFetchMedia", dependencies: ["VFetchCore", "CAVFormat"]),
+        .target(name: "VFetchMedia", dependencies: ["VFetch", "VFetchCore", "CAVFormat"]),
         // The `vfetch` command line.
         .executableTarget(
             name: "VFetchCLI",
             dependencies: [
                 "VFetch",
                 "VFetchCore",
+                "VFetchMedia",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -12,7 +12,8 @@
 #   --reps N             repetitions per scenario and tool (default 3, quick 1)
 #   --scenario NAME      cdn | uneven | unthrottled | small (repeatable or
 #                        comma-separated; default: all four)
-#   --tools LIST         comma-separated subset of vfetch,aria2c,axel,curl,wget
+#   --tools LIST         comma-separated subset of vfetch,aria2c,axel,curl,wget (default),
+#                        and vfetch-nocp (vfetch without periodic checkpoints)
 #   --timeout SEC        per-run time limit (default: derived from size and rate)
 #   --vfetch-args ARGS   extra arguments appended to the vfetch command (e.g. "-c 8")
 #   --no-netns           force the plain-loopback fallback (no link cap)
@@ -49,13 +50,14 @@ readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/ and /uneven/
 NGINX_CHUNK=${E2E_NGINX_CHUNK:-128k}
 [[ $NGINX_CHUNK =~ ^[0-9]+[km]?$ ]] || { echo "e2e.sh: bad E2E_NGINX_CHUNK" >&2; exit 2; }
 readonly ALL_SCENARIOS=(cdn uneven unthrottled small)
-readonly ALL_TOOLS=(vfetch aria2c axel curl wget)
+readonly ALL_TOOLS=(vfetch aria2c axel curl wget vfetch-nocp)
+readonly DEFAULT_TOOLS=(vfetch aria2c axel curl wget)
 
 # ---------------------------------------------------------------- options
 QUICK=0
 REPS=""
 SCENARIOS=()
-TOOLS=("${ALL_TOOLS[@]}")
+TOOLS=("${DEFAULT_TOOLS[@]}")
 TIMEOUT_OVERRIDE=""
 VFETCH_ARGS=""
 USE_NETNS=1
@@ -125,9 +127,9 @@ VFETCH_BIN=${VFETCH:-$REPO_ROOT/.build/release/vfetch}
 NOTES=()
 ACTIVE_TOOLS=()
 for t in "${TOOLS[@]}"; do
-    if [[ $t == vfetch ]]; then
+    if [[ $t == vfetch || $t == vfetch-nocp ]]; then
         if [[ -x $VFETCH_BIN ]]; then
-            ACTIVE_TOOLS+=(vfetch)
+            ACTIVE_TOOLS+=("$t")
         else
             log "NOTE: vfetch binary not found at ${VFETCH_BIN#"$REPO_ROOT"/} (set \$VFETCH or run 'swift build -c release'); skipping vfetch"
             NOTES+=("vfetch skipped: binary not found (${VFETCH_BIN#"$REPO_ROOT"/})")
@@ -156,6 +158,8 @@ tool_cmd() {  # tool url outdir outname
             local extra=()
             [[ -n $VFETCH_ARGS ]] && read -r -a extra <<<"$VFETCH_ARGS"
             CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --quiet "${extra[@]}") ;;
+        vfetch-nocp)  # vfetch without periodic checkpoints: what checkpointing costs
+            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --quiet --checkpoint-interval 0) ;;
         aria2c) CMD=(aria2c -x16 -s16 -k1M --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;
         axel)   CMD=(axel -q -n 16 -o "$dir/$name" "$url") ;;
         curl)   CMD=(curl -s -o "$dir/$name" "$url") ;;

@@ -242,9 +242,9 @@ def main():
             for r in tr:
                 if r["status"] != "ok":
                     stats[t]["fail"][r["status"]] += 1
-        peers = [s["wall"] for t, s in stats.items() if t != "vfetch" and s["ok"]]
+        peers = [s["wall"] for t, s in stats.items() if not t.startswith("vfetch") and s["ok"]]
         best = min(peers) if peers else math.nan
-        best_tool = next((t for t, s in stats.items() if t != "vfetch" and s["ok"] and s["wall"] == best), None)
+        best_tool = next((t for t, s in stats.items() if not t.startswith("vfetch") and s["ok"] and s["wall"] == best), None)
         hdr = ["tool", "runs OK", "wall s (min–max)", "MiB/s", "CPU s", "peak RSS MiB",
                "× best peer" + (f" ({best_tool})" if best_tool else ""),
                "× link limit", "conns/run", "slow conns (all runs)" if sc == "uneven" else None, "SHA OK"]
@@ -271,7 +271,7 @@ def main():
                 sha = "yes"
             else:
                 sha = f"yes ({done} of {s['n']} completed)"
-            cells = [f"`{t}`" if t != "vfetch" else "**`vfetch`**", runs_ok, wall, fmt(s["tput"], 1),
+            cells = [f"`{t}`" if not t.startswith("vfetch") else f"**`{t}`**", runs_ok, wall, fmt(s["tput"], 1),
                      fmt(s["cpu"]), fmt(s["rss"], 1), vs_peer, vs_link, fmt_int_or_half(s["conns"])]
             if sc == "uneven":
                 cells.append(str(s["slow"]) if reqs else "—")

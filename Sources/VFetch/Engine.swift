@@ -26,6 +26,8 @@ final class Engine {
     private var manifestPath: String { outputPath + ".vfetch" }
     private var lastCheckpoint = (time: 0.0, bytes: Int64(0))
     private var resumedBytes: Int64 = 0
+    /// `--stream`: whether the MP4 index (`moov`) has been found, or the file turned out not to be MP4.
+    private var movieBoxSettled = false
     /// Sent with segment requests of a resumed download, so a changed file answers 200, not bytes of it.
     private var segmentHeaders: HeaderList?
     /// What segments ask for: the URL redirects led to, or the original again after a signed URL expired.
@@ -109,6 +111,10 @@ final class Engine {
             return
         }
         let limit = min(connectionLimit, ramp?.limit ?? connectionLimit)
+        if transfers.count >= limit, let victim = scheduler?.transferToPreempt {
+            scheduler?.release(victim)
+            stop(victim)
+        }
         while transfers.count < limit, fatal == nil, let assignment = scheduler?.assign(now: now) {
             start(url: requestURL, range: assignment.range, id: assignment.transfer, isProbe: false)
         }
@@ -244,6 +250,22 @@ final class Engine {
         scheduler?.playback = SegmentScheduler.Playback(lookahead: 8 << 20, chunk: 1 << 20)
         let tail = min(Self.playbackTail, length / 2)
         if tail > 0 { scheduler?.startSoon(at: length - tail) }
+    }
+
+    /// `--stream`: once the head is on disk, the top-level boxes say exactly where an MP4's `moov` is;
+    /// if the tail fetched at once does not cover it, it is fetched next.
+    private func locateMovieBox() {
+        guard !movieBoxSettled, let file, let length = remote?.length else { return }
+        let layout = MP4Boxes.scan(length: length) { offset, count in file.bytes(at: offset, count: count) }
+        if !layout.boxes.isEmpty, !MP4Boxes.looksLikeMP4(layout.boxes) {
+            movieBoxSettled = true  // not MP4: playback order alone will do
+        } else if let moov = MP4Boxes.moov(in: layout.boxes) {
+            movieBoxSettled = true
+            if let missing = file.written.gaps(in: moov.range).first { scheduler?.startSoon(at: missing.lowerBound) }
+        } else if let next = layout.stoppedAt {
+            // The box after `mdat`: fetched next unless a transfer is about to reach it.
+            scheduler?.startSoon(at: next)
+        }
     }
 
     /// How much of the end of the file `--stream` fetches at once.
@@ -527,6 +549,7 @@ final class Engine {
         let time = now
         guard force || time - lastProgress >= 0.1, let scheduler else { return }
         lastProgress = time
+        if options.stream { locateMovieBox() }
         let done = scheduler.completed.count
         rateSamples.append((time, done))
         while let first = rateSamples.first, time - first.time > 2 { rateSamples.removeFirst() }

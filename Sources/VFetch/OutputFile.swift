@@ -79,6 +79,14 @@ final class OutputFile {
         }
     }
 
+    /// `count` bytes at `offset`, if all of them reached the file.
+    func bytes(at offset: Int64, count: Int) -> [UInt8]? {
+        guard count > 0, written.gaps(in: offset..<(offset + Int64(count))).isEmpty else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { try? self.read(into: $0, at: offset) }
+        return read == count ? bytes : nil
+    }
+
     /// Renames the file over `destination` (atomic on one file system).
     func move(to destination: String) throws(DownloadError) {
         if rename(path, destination) != 0 { throw DownloadError.forOutput(errno: errno, path: destination) }

@@ -39,6 +39,9 @@ public struct PartialDownload: Sendable, Equatable {
         blocks = manifest.blocks
     }
 
+    /// The byte ranges saved in `<outputPath>.part`.
+    public var presentRanges: [Range<Int64>] { blocks.completedRanges.ranges }
+
     /// A map of `width` characters: █ done, ▓ half or more, ░ started, · not yet.
     public func map(width: Int) -> String { blocks.map(width: width) }
 }

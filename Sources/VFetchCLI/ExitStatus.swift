@@ -13,6 +13,7 @@ enum ExitStatus: Int32 {
     case checksumMismatch = 9
     case badResponse = 10
     case busy = 11
+    case notMedia = 12
     case interrupted = 130
 
     init(_ error: DownloadError) {

@@ -77,6 +77,9 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Overwrite an existing file at the output path.")
     var force = false
 
+    @Option(name: .customLong("checkpoint-interval"), help: "Save resume state at least every this many seconds (and every 16 MiB); 0: only when stopping.")
+    var checkpointInterval = DownloadOptions().checkpointInterval
+
     @Flag(help: "Playback first: head and tail at once, then in order, so a player can start early.")
     var stream = false
 
@@ -134,24 +137,36 @@ struct GetCommand: AsyncParsableCommand {
         options.overwrite = force
         options.restart = restart
         options.stream = stream
+        if checkpointInterval <= 0 {
+            options.checkpointInterval = .infinity
+            options.checkpointBytes = .max
+        } else {
+            options.checkpointInterval = checkpointInterval
+        }
         options.trustLength = trustLength
         return options
     }
 
-    func makeReporter() -> any ProgressReporter {
-        if json { return JSONReporter() }
+    func makeReporter(playable: PlayableTracker?) -> any ProgressReporter {
+        if json { return JSONReporter(playable: playable) }
         if quiet { return SilentReporter() }
-        return isatty(2) == 1 ? TerminalReporter() : LineReporter()
+        return isatty(2) == 1 ? TerminalReporter(playable: playable) : LineReporter(playable: playable)
     }
 
     func run() async throws {
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)
-        let reporter = makeReporter()
+        let playable = stream && !quiet ? PlayableTracker() : nil
+        let reporter = makeReporter(playable: playable)
         Interrupts.onInterrupt { download.cancel() }
         defer { Interrupts.onInterrupt(nil) }
+        let probing = Task { await playable?.run() }
+        defer { probing.cancel() }
         let printing = Task {
-            for await event in download.events { reporter.report(event) }
+            for await event in download.events {
+                playable?.observe(event)
+                reporter.report(event)
+            }
         }
         do {
             _ = try await download.run()

@@ -26,6 +26,9 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
     // Only the single task that drains `Download.events` calls `report`; `failed` runs after it ends.
     private var lastDraw = -1.0
     private var drew = false
+    private let playable: PlayableTracker?
+
+    init(playable: PlayableTracker? = nil) { self.playable = playable }
 
     func report(_ event: DownloadEvent) {
         switch event {
@@ -38,7 +41,8 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
             guard progress.seconds - lastDraw >= 0.1 else { return }
             lastDraw = progress.seconds
             drew = true
-            writeStandardError("\r\u{1B}[K" + Format.progressLine(progress, mapWidth: 24))
+            writeStandardError(
+                "\r\u{1B}[K" + Format.progressLine(progress, mapWidth: 24, playableTo: playable?.playableTo))
         case .finished(let summary):
             clearLine()
             writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
@@ -60,6 +64,9 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
 final class LineReporter: ProgressReporter, @unchecked Sendable {
     // Only the single task that drains `Download.events` calls `report`.
     private var lastLine = 0.0
+    private let playable: PlayableTracker?
+
+    init(playable: PlayableTracker? = nil) { self.playable = playable }
 
     func report(_ event: DownloadEvent) {
         switch event {
@@ -70,7 +77,8 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
         case .progress(let progress):
             guard progress.seconds - lastLine >= 2 else { return }
             lastLine = progress.seconds
-            writeStandardError("vfetch: " + Format.progressLine(progress, mapWidth: 0) + "\n")
+            writeStandardError(
+                "vfetch: " + Format.progressLine(progress, mapWidth: 0, playableTo: playable?.playableTo) + "\n")
         case .finished(let summary):
             writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
         }
@@ -79,6 +87,8 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
 
 /// `--json`: one JSON object per line on stdout.
 struct JSONReporter: ProgressReporter {
+    var playable: PlayableTracker?
+
     func report(_ event: DownloadEvent) {
         switch event {
         case .started(let info):
@@ -94,6 +104,7 @@ struct JSONReporter: ProgressReporter {
                 "event": "progress", "bytes": progress.bytesDone, "total": progress.totalBytes as Any,
                 "bytes_per_second": progress.bytesPerSecond.rounded(), "connections": progress.activeConnections,
                 "seconds": (progress.seconds * 1000).rounded() / 1000,
+                "playable_to": playable?.playableTo as Any,
             ])
         case .finished(let summary):
             emit([
@@ -142,7 +153,7 @@ enum Format {
             : String(format: "%d:%02d", whole / 60, whole % 60)
     }
 
-    static func progressLine(_ progress: DownloadProgress, mapWidth: Int) -> String {
+    static func progressLine(_ progress: DownloadProgress, mapWidth: Int, playableTo: Double? = nil) -> String {
         var parts: [String] = []
         if let total = progress.totalBytes, total > 0 {
             parts.append(String(format: "%5.1f%%", Double(progress.bytesDone) * 100 / Double(total)))
@@ -155,6 +166,7 @@ enum Format {
             parts.append("ETA " + duration(Double(total - progress.bytesDone) / progress.bytesPerSecond))
         }
         parts.append("\(progress.activeConnections) conn")
+        if let playableTo { parts.append("playable to " + duration(playableTo)) }
         if mapWidth > 0, let total = progress.totalBytes, total > 0 {
             parts.append("[" + ByteRangeSet(progress.doneRanges).map(total: total, width: mapWidth) + "]")
         }

@@ -306,23 +306,31 @@ package struct SegmentScheduler: Sendable {
         return slow.sorted()
     }
 
-    /// Makes the bytes from `offset` on the next to be fetched: unless a transfer is about to reach them,
-    /// the segment holding `offset` is split there and its second part goes to the next free connection.
+    /// Makes the bytes from `offset` on the next to be fetched: unless a transfer will reach them within
+    /// half a second at its own rate, the segment holding `offset` is split there and its second part
+    /// goes to the next free connection (see `transferToPreempt`).
     package mutating func startSoon(at offset: Int64) {
         guard rangeRequests,
             let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end })
         else { return }
-        let near = playback?.chunk ?? configuration.minSplitSize
-        if segments[index].holders.isEmpty {
+        guard let holder = segments[index].holders.first else {
             segments[index].urgent = true
             return
         }
+        let rate = transfers[holder]?.rate ?? typicalRate ?? 0
         let cut = max(segments[index].next, offset - offset % configuration.alignment)
-        guard cut - segments[index].next >= near else { return }
+        guard Double(cut - segments[index].next) > max(Double(configuration.alignment), rate / 2) else { return }
         let tail = cut..<segments[index].end
         segments[index].end = cut
         addSegment(tail)
         segments[segments.count - 1].urgent = true
+    }
+
+    /// When `startSoon` work waits and every connection is busy: the transfer to stop for it, the one
+    /// furthest into the file, whose bytes are needed last.
+    package var transferToPreempt: TransferID? {
+        guard segments.contains(where: { $0.urgent && $0.holders.isEmpty }) else { return nil }
+        return segments.filter { !$0.holders.isEmpty }.max { $0.next < $1.next }?.holders.first
     }
 
     /// Takes a transfer off its segment, which waits for the next free connection; the engine then stops it.

@@ -103,9 +103,23 @@ import Testing
         plan.startSoon(at: tail)
         let next = try unwrap(plan.assign(now: 0))
         #expect(next.range == tail - tail % (64 << 10)..<64 * Self.mib)
-        // A transfer close to the offset already: nothing to do.
+        // A transfer about to reach the offset already: nothing to do.
         plan.startSoon(at: 1000)
         #expect(plan.segmentRanges.count == 2)
+    }
+
+    @Test func nearIsMeasuredInTimeNotBytes() throws {
+        var plan = scheduler(total: 64 * Self.mib)
+        let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        _ = plan.tick(now: 0)
+        _ = plan.receive(probe, count: 4 * Self.mib, now: 1)
+        _ = plan.tick(now: 1)  // 4 MiB/s
+        // 1 MiB ahead at 4 MiB/s is a quarter of a second: it comes soon enough by itself.
+        plan.startSoon(at: 5 * Self.mib)
+        #expect(plan.segmentRanges.count == 1)
+        // 8 MiB ahead is two seconds: split, to be fetched next.
+        plan.startSoon(at: 12 * Self.mib)
+        #expect(plan.segmentRanges == [4 * Self.mib..<12 * Self.mib, 12 * Self.mib..<64 * Self.mib])
     }
 
     @Test func aYoungStragglerIsRacedBeforeItsFirstTick() throws {
@@ -126,6 +140,20 @@ import Testing
         let racer = try unwrap(plan.assign(now: 2.3))
         #expect(racer.isRace)
         #expect(racer.range?.lowerBound == young.range!.lowerBound + 20_000)
+    }
+
+    @Test func urgentWorkPreemptsTheTransferFurthestIntoTheFile() throws {
+        var plan = scheduler(total: 64 * Self.mib)
+        let first = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        let second = try unwrap(plan.assign(now: 0)).transfer  // 32..64 MiB
+        #expect(plan.transferToPreempt == nil)
+        plan.startSoon(at: 60 * Self.mib)
+        #expect(plan.transferToPreempt == second)
+        plan.release(second)
+        _ = plan.transferEnded(second, outcome: .stopped, now: 0)
+        #expect(try unwrap(plan.assign(now: 0)).range?.lowerBound == 60 * Self.mib)
+        #expect(plan.transferToPreempt == nil)
+        _ = first
     }
 
     @Test func evenlySlowConnectionsAreNotRaced() throws {
@@ -254,39 +282,40 @@ import Testing
 @Suite struct ConnectionRampTests {
     /// Feeds a ramp with a link where each connection carries `perConnection` up to `link` bytes per second.
     func settle(perConnection: Double, link: Double, maximum: Int) -> Int {
-        var ramp = ConnectionRamp(maximum: maximum, initial: 4, now: 0)
+        var ramp = ConnectionRamp(maximum: maximum, now: 0)
         var bytes = 0.0
         var now = 0.0
-        for _ in 0..<200 {
-            now += 0.01
-            bytes += min(link, perConnection * Double(ramp.limit)) * 0.01
+        for _ in 0..<2000 {
+            now += 0.001
+            bytes += min(link, perConnection * Double(ramp.limit)) * 0.001
             _ = ramp.update(bytesDone: Int64(bytes), delivering: ramp.limit, now: now)
         }
         return ramp.limit
     }
 
-    @Test func climbsWhileEachConnectionIsLimited() {
-        #expect(settle(perConnection: 4e6, link: 100e6, maximum: 32) == 32)
-        #expect(settle(perConnection: 4e6, link: 36e6, maximum: 32) == 16)  // 4 → 16 pays; 64 would not
-        #expect(settle(perConnection: 4e6, link: 20e6, maximum: 32) == 4)
+    @Test func opensManyWhileEachConnectionIsLimited() {
+        #expect(settle(perConnection: 4e6, link: 100e6, maximum: 32) == 32)  // 1, then 16, then 32
+        #expect(settle(perConnection: 4e6, link: 70e6, maximum: 32) == 16)  // 32 would not pay
+        #expect(settle(perConnection: 4e6, link: 100e6, maximum: 6) == 6)
     }
 
-    @Test func staysLowWhenOneConnectionFillsTheLink() {
-        #expect(settle(perConnection: 1e9, link: 1e9, maximum: 32) == 4)
+    @Test func staysAtOneWhenOneConnectionFillsTheLink() {
+        #expect(settle(perConnection: 1e9, link: 1e9, maximum: 32) == 1)
+        // A fast server that still gains from two connections gets them, and no more.
+        #expect(settle(perConnection: 400e6, link: 800e6, maximum: 32) == 2)
     }
 
     @Test func waitsForNewConnectionsToDeliverAndForEnoughData() {
         let mib: Int64 = 1 << 20
-        var ramp = ConnectionRamp(maximum: 32, initial: 4, now: 0)
-        #expect(ramp.update(bytesDone: 0, delivering: 4, now: 0) == 4)
-        // 0.2 s passed but only 512 KiB of the 1 MiB four connections must show: keep measuring.
-        #expect(ramp.update(bytesDone: mib / 2, delivering: 4, now: 0.2) == 4)
-        #expect(ramp.update(bytesDone: mib, delivering: 4, now: 0.3) == 16)
+        var ramp = ConnectionRamp(maximum: 32, now: 0)
+        #expect(ramp.update(bytesDone: 0, delivering: 1, now: 0) == 1)
+        // The probe alone stays under 1 MiB in 20 ms: open 16 at once.
+        #expect(ramp.update(bytesDone: mib / 8, delivering: 1, now: 0.02) == 16)
         // Still connecting: no window yet, however long it takes.
-        #expect(ramp.update(bytesDone: mib + 1000, delivering: 5, now: 1.3) == 16)
-        #expect(ramp.update(bytesDone: mib + 2000, delivering: 16, now: 1.3) == 16)
-        // The window is three times the 1 s the step took to start.
-        #expect(ramp.update(bytesDone: 20 * mib, delivering: 16, now: 2.0) == 16)
-        #expect(ramp.update(bytesDone: 40 * mib, delivering: 16, now: 4.4) == 32)
+        #expect(ramp.update(bytesDone: mib, delivering: 5, now: 1.02) == 16)
+        #expect(ramp.update(bytesDone: mib, delivering: 16, now: 1.02) == 16)
+        // The window is three times the 1 s the step took to start, and 4 MiB for sixteen connections.
+        #expect(ramp.update(bytesDone: 4 * mib, delivering: 16, now: 3.0) == 16)
+        #expect(ramp.update(bytesDone: 5 * mib, delivering: 16, now: 4.1) == 32)
     }
 }

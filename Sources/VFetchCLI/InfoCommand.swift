@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import VFetch
+import VFetchMedia
+
+struct InfoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Probe a media file, an unfinished download or a URL: streams, duration, what is playable.",
+        discussion: "For a URL only the head and the index are fetched (an MP4's moov wherever it is), not the file. "
+            + "Exit codes: 0 shown, 1 failed, 3-5 as for get, 12 not a media file libavformat can read."
+    )
+
+    @Argument(help: "A URL, a file, or the output path of an unfinished `vfetch get`.")
+    var target: String
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let report: MediaReport
+        do {
+            let lower = target.lowercased()
+            report =
+                lower.hasPrefix("http://") || lower.hasPrefix("https://")
+                ? try await MediaInspector.inspect(url: target) : try await MediaInspector.inspect(path: target)
+        } catch let error as DownloadError {
+            writeStandardError("vfetch: \(error)\n")
+            throw ExitCode(ExitStatus(error).rawValue)
+        } catch let error as MediaError {
+            writeStandardError("vfetch: \(target): \(error)\n")
+            throw ExitCode(ExitStatus.notMedia.rawValue)
+        }
+        if json { try printJSON(report) } else { printText(report) }
+    }
+
+    private func printJSON(_ report: MediaReport) throws {
+        let info = report.info
+        let streams: [[String: Any]] = (info?.streams ?? []).map { stream in
+            [
+                "kind": stream.kind, "codec": stream.codec, "width": stream.width ?? NSNull(),
+                "height": stream.height ?? NSNull(), "frame_rate": stream.frameRate ?? NSNull(),
+                "channels": stream.channels ?? NSNull(), "sample_rate": stream.sampleRate ?? NSNull(),
+            ]
+        }
+        let object: [String: Any] = [
+            "container": info?.container ?? NSNull(), "duration": info?.duration ?? NSNull(),
+            "bit_rate": info?.bitRate ?? NSNull(), "streams": streams, "faststart": info?.faststart ?? NSNull(),
+            "fragmented": info?.fragmented ?? NSNull(), "length": report.length, "downloaded": report.downloaded,
+            "playable": report.playable.map { [$0.lowerBound, $0.upperBound] },
+            "needs": report.needs.map { [$0.lowerBound, $0.upperBound] } ?? NSNull(),
+            "fetched_bytes": report.fetchedBytes ?? NSNull(), "requests": report.requests ?? NSNull(),
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    private func printText(_ report: MediaReport) {
+        if let info = report.info {
+            var layout: [String] = []
+            if let faststart = info.faststart { layout.append(faststart ? "moov first" : "moov at the end") }
+            if info.fragmented == true { layout.append("fragmented") }
+            print("container:  \(info.container)" + (layout.isEmpty ? "" : " (\(layout.joined(separator: ", ")))"))
+            let rate = info.bitRate.map { String(format: ", %.2f Mbit/s", Double($0) / 1e6) } ?? ""
+            print("duration:   \(info.duration.map(Self.clock) ?? "unknown")\(rate)")
+            for (index, stream) in info.streams.enumerated() {
+                var parts = [stream.kind, stream.codec]
+                if let width = stream.width, let height = stream.height { parts.append("\(width)x\(height)") }
+                if let fps = stream.frameRate { parts.append(String(format: "%.3g fps", fps)) }
+                if let channels = stream.channels { parts.append("\(channels) ch") }
+                if let rate = stream.sampleRate { parts.append("\(rate) Hz") }
+                print("stream \(index):   " + parts.joined(separator: " "))
+            }
+        }
+        print("size:       \(Format.size(report.length))")
+        print(String(format: "downloaded: %.1f%%", report.downloaded * 100))
+        let playable = report.playable.map { "\(Self.clock($0.lowerBound))–\(Self.clock($0.upperBound))" }
+        print("playable:   \(playable.isEmpty ? "nothing yet" : playable.joined(separator: ", "))")
+        if let needs = report.needs { print("needs:      bytes \(needs.lowerBound)-\(needs.upperBound - 1) first") }
+        if let fetched = report.fetchedBytes, let requests = report.requests {
+            print("fetched:    \(Format.size(fetched)) in \(requests) request\(requests == 1 ? "" : "s")")
+        }
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let minutes = Int(seconds) / 60
+        return String(format: "%d:%04.1f", minutes, seconds - Double(minutes * 60))
+    }
+}

@@ -1,0 +1,44 @@
+import Synchronization
+import VFetch
+import VFetchMedia
+
+/// For `get --stream`: probes the part file about once a second, so progress can say how far a
+/// player could already play from the start.
+final class PlayableTracker: Sendable {
+    private struct State {
+        var path: String?
+        var length: Int64?
+        var saved: [Range<Int64>] = []
+        var playableTo: Double?
+    }
+
+    private let state = Mutex(State())
+
+    /// Seconds playable from the start, once known.
+    var playableTo: Double? { state.withLock { $0.playableTo } }
+
+    func observe(_ event: DownloadEvent) {
+        state.withLock { state in
+            switch event {
+            case .started(let info):
+                state.path = info.outputPath + ".part"
+                state.length = info.length
+            case .progress(let progress): state.saved = progress.doneRanges
+            default: break
+            }
+        }
+    }
+
+    /// Probes until cancelled.
+    func run() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let (path, length, saved) = state.withLock { ($0.path, $0.length, $0.saved) }
+            guard let path, let length, !saved.isEmpty else { continue }
+            // Before the index is there nothing plays; a probe that fails just leaves the last answer.
+            guard let (_, playable) = try? await probeMedia(path: path, length: length, present: saved) else { continue }
+            let fromStart = playable.first { $0.lowerBound < 0.5 }?.upperBound
+            state.withLock { $0.playableTo = fromStart }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vfetch info` and `vfetch get --stream` with real media, against the real origin.
+@Suite struct InfoTests {
+    static let sample: String = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.deletingLastPathComponent().appendingPathComponent("shared/media/bbb-480p-30s.mp4").path
+    }()
+
+    /// A 12 s 320x240 H.264/AAC MP4 with `moov` at the end (ffmpeg's default), made once per run.
+    static let moovAtEnd: String? = {
+        let path = NSTemporaryDirectory() + "vfetch-info-moov-at-end-\(getpid()).mp4"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "12", "-c:v", "libx264", "-preset",
+            "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac", path,
+        ]
+        guard (try? process.run()) != nil else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? path : nil
+    }()
+
+    /// Top-level MP4 boxes read by hand (8-byte headers; 64-bit sizes when the size is 1).
+    func boxes(_ bytes: [UInt8]) -> [(type: String, range: Range<Int>)] {
+        var result: [(String, Range<Int>)] = []
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            var size = bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            if size == 1 { size = bytes[(offset + 8)..<(offset + 16)].reduce(0) { $0 << 8 | Int($1) } }
+            if size == 0 { size = bytes.count - offset }
+            result.append((type, offset..<(offset + size)))
+            offset += size
+        }
+        return result
+    }
+
+    func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: sample), "../shared/media/bbb-480p-30s.mp4 is absent"))
+    func aURLIsProbedFromItsHeadAndMoovOnly() async throws {
+        try await withOrigin { origin, _ in
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample)))
+            origin.publish("/bbb.mp4", bytes)
+            let moov = try #require(boxes(bytes).first { $0.type == "moov" })
+            #expect(moov.range.upperBound == bytes.count, "the sample keeps moov at the end")
+            let run = try await vfetch(["info", origin.url("/bbb.mp4"), "--json"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            let report = try json(run.standardOutput)
+            #expect((report["duration"] as? Double).map { abs($0 - 30) < 0.2 } == true)
+            #expect(report["faststart"] as? Bool == false)
+            let streams = try #require(report["streams"] as? [[String: Any]])
+            #expect(streams.contains { $0["codec"] as? String == "h264" && $0["width"] as? Int == 854 })
+            #expect(streams.contains { $0["kind"] as? String == "audio" && $0["channels"] as? Int == 6 })
+            let requests = try #require(report["requests"] as? Int)
+            let fetched = try #require(report["fetched_bytes"] as? Int)
+            #expect(requests <= 3)
+            #expect(fetched <= moov.range.count + 512 << 10, "fetched \(fetched), moov is \(moov.range.count)")
+            #expect(origin.bytesServed("/bbb.mp4") <= moov.range.count + 512 << 10 + 256 << 10)
+        }
+    }
+
+    @Test func aFinishedFileIsPlayableThroughout() async throws {
+        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        let run = try await vfetch(["info", path, "--json"])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        let report = try json(run.standardOutput)
+        let duration = try #require(report["duration"] as? Double)
+        #expect(abs(duration - 12) < 0.2)
+        #expect(report["downloaded"] as? Double == 1)
+        let playable = try #require(report["playable"] as? [[Double]])
+        #expect(playable.count == 1 && playable[0][0] < 0.1 && abs(playable[0][1] - duration) < 0.2)
+    }
+
+    @Test func anUnfinishedDownloadShowsWhatItCanPlay() async throws {
+        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        try await withOrigin { origin, directory in
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            var behavior = OriginBehavior()
+            behavior.bytesPerSecond = 128 << 10
+            origin.publish("/clip.mp4", bytes, behavior: behavior)
+            let output = directory + "/clip.mp4"
+            // --stream fetches the moov at once and then plays forward: stop it part way (at 512 KiB/s
+            // the whole file would take 6 s).
+            let partial = try await vfetch(
+                ["get", origin.url("/clip.mp4"), "-o", output, "--stream", "-c", "4"], interruptAfter: .seconds(3))
+            #expect(partial.status == 130, "stderr: \(partial.standardError)")
+            let run = try await vfetch(["info", output, "--json"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            let report = try json(run.standardOutput)
+            let downloaded = try #require(report["downloaded"] as? Double)
+            #expect(downloaded > 0 && downloaded < 1)
+            let playable = try #require(report["playable"] as? [[Double]])
+            // The moov came first, so the start plays; the end of the file is not there yet.
+            #expect(playable.first?[0] ?? 99 < 0.1, "playable: \(playable)")
+            #expect((playable.first?[1] ?? 99) < 11, "playable: \(playable)")
+            #expect(report["needs"] is NSNull)
+        }
+    }
+
+    @Test func streamFetchesTheTailAtOnceAndTheResultIsExact() async throws {
+        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        try await withOrigin { origin, directory in
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            var behavior = OriginBehavior()
+            behavior.bytesPerSecond = 1 << 20
+            origin.publish("/clip.mp4", bytes, behavior: behavior)
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", directory + "/clip.mp4", "--stream"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            #expect(try sha256(file: directory + "/clip.mp4") == sha256(bytes))
+            // Among the first requests, one asks for the end of the file, where the moov is.
+            let moov = try #require(boxes(bytes).first { $0.type == "moov" })
+            let early = origin.requests.prefix(3).compactMap { $0.header("range") }
+            let starts = early.compactMap { Int($0.dropFirst("bytes=".count).split(separator: "-").first ?? "") }
+            #expect(starts.contains { $0 <= moov.range.lowerBound && $0 > bytes.count / 2 }, "ranges: \(early)")
+        }
+    }
+
+    @Test func garbageIsAClearErrorWithItsOwnExitCode() async throws {
+        let path = NSTemporaryDirectory() + "vfetch-garbage-\(getpid()).mp4"
+        try Data(randomBytes(100_000, seed: 51)).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let run = try await vfetch(["info", path])
+        #expect(run.status == 12, "stderr: \(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1)
+        #expect(run.standardError.hasPrefix("vfetch: "))
+    }
+}
