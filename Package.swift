@@ -20,12 +20,8 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // libavformat (with libavcodec and libavutil), as the system provides it.
-        .systemLibrary(
-            name: "CAVFormat",
-            pkgConfig: "libavformat",
-            providers: [.apt(["libavformat-dev"])]
-        ),
+        // libavformat's headers (Debian's libavformat-dev); the libraries are opened at run time.
+        .systemLibrary(name: "CAVFormat", providers: [.apt(["libavformat-dev"])]),
         // Pure Swift: ranges, the segment scheduler, response validation. Knows no C.
         .target(name: "VFetchCore"),
         // The engine: owns libcurl and the output file; the public `import VFetch` API.

@@ -7,44 +7,44 @@ import VFetchCore
 ///
 /// Data goes from libcurl's write callback straight to its offset in the side file.
 final class Engine {
-    private let url: String
-    private let destination: Destination
-    private let options: DownloadOptions
-    private let events: AsyncStream<DownloadEvent>.Continuation
-    private let signal: CancelSignal
-    private let multi: MultiHandle
-    private let requestHeaders: HeaderList
-    private let started = ContinuousClock.now
+    let url: String
+    let destination: Destination
+    let options: DownloadOptions
+    let events: AsyncStream<DownloadEvent>.Continuation
+    let signal: CancelSignal
+    let multi: MultiHandle
+    let requestHeaders: HeaderList
+    let started = ContinuousClock.now
 
-    private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-    private var scheduler: SegmentScheduler?
-    private var remote: RemoteFile?
-    private var file: OutputFile?
-    private var outputPath = ""
+    var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    var scheduler: SegmentScheduler?
+    var remote: RemoteFile?
+    var file: OutputFile?
+    var outputPath = ""
     /// What a checkpoint writes beside the file; nil when the download cannot be resumed (no ranges).
-    private var manifest: Manifest?
-    private var manifestPath: String { outputPath + ".vfetch" }
-    private var lastCheckpoint = (time: 0.0, bytes: Int64(0))
-    private var resumedBytes: Int64 = 0
+    var manifest: Manifest?
+    var manifestPath: String { outputPath + ".vfetch" }
+    var lastCheckpoint = (time: 0.0, bytes: Int64(0))
+    var resumedBytes: Int64 = 0
     /// `--stream`: whether the MP4 index (`moov`) has been found, or the file turned out not to be MP4.
-    private var movieBoxSettled = false
+    var movieBoxSettled = false
     /// Sent with segment requests of a resumed download, so a changed file answers 200, not bytes of it.
-    private var segmentHeaders: HeaderList?
+    var segmentHeaders: HeaderList?
     /// What segments ask for: the URL redirects led to, or the original again after a signed URL expired.
-    private var requestURL: String
-    private var fatal: DownloadError?
-    private var lastFailure: DownloadError?
-    private var fallbackReason: String?
+    var requestURL: String
+    var fatal: DownloadError?
+    var lastFailure: DownloadError?
+    var fallbackReason: String?
     /// Lowered when the server pushes back (429/503) or ranges fail; the ramp decides below it.
-    private var connectionLimit: Int
-    private var ramp: ConnectionRamp?
-    private var probeFailures = 0
-    private var probeNotBefore = 0.0
-    private var connectionsOpened = 0
-    private var peakConnections = 0
-    private var lastTick = 0.0
-    private var lastProgress = -1.0
-    private var rateSamples: [(time: Double, bytes: Int64)] = []
+    var connectionLimit: Int
+    var ramp: ConnectionRamp?
+    var probeFailures = 0
+    var probeNotBefore = 0.0
+    var connectionsOpened = 0
+    var peakConnections = 0
+    var lastTick = 0.0
+    var lastProgress = -1.0
+    var rateSamples: [(time: Double, bytes: Int64)] = []
 
     init(url: String, destination: Destination, options: DownloadOptions,
          events: AsyncStream<DownloadEvent>.Continuation, signal: CancelSignal) throws {
@@ -60,7 +60,7 @@ final class Engine {
         requestHeaders = HeaderList(["Accept-Encoding: identity"] + options.headers)
     }
 
-    private var now: Double {
+    var now: Double {
         let elapsed = ContinuousClock.now - started
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
@@ -104,7 +104,7 @@ final class Engine {
         }
     }
 
-    private func startTransfers() {
+    func startTransfers() {
         guard fatal == nil else { return }
         guard scheduler != nil else {
             if transfers.isEmpty, now >= probeNotBefore { start(url: url, range: nil, id: nil, isProbe: true) }
@@ -121,7 +121,7 @@ final class Engine {
         peakConnections = max(peakConnections, transfers.count)
     }
 
-    private func start(url: String, range: Range<Int64>?, id: TransferID?, isProbe: Bool) {
+    func start(url: String, range: Range<Int64>?, id: TransferID?, isProbe: Bool) {
         do {
             let transfer = try Transfer(id: id, url: url, range: range, isProbe: isProbe, engine: self)
             try configure(transfer)
@@ -132,39 +132,17 @@ final class Engine {
         }
     }
 
-    private func configure(_ transfer: Transfer) throws {
+    func configure(_ transfer: Transfer) throws {
         let easy = transfer.easy
-        try easy.set(CURLOPT_URL, transfer.url)
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_FOLLOWLOCATION, true)
-        try easy.set(CURLOPT_MAXREDIRS, 20)
-        try easy.set(CURLOPT_NOSIGNAL, true)
-        try easy.set(CURLOPT_BUFFERSIZE, 256 << 10)
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000))
-        // A transfer that gets no byte for `stallTimeout` seconds fails and its segment is retried.
-        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
         let headers = transfer.isProbe ? requestHeaders : segmentHeaders ?? requestHeaders
-        try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.raw))
+        try easy.configure(url: transfer.url, options: options, headers: headers)
+        try easy.set(CURLOPT_BUFFERSIZE, 256 << 10)
         // The probe asks for `0-` so its 206 tells range support and length, and its body is kept.
         if transfer.isProbe {
             try easy.set(CURLOPT_RANGE, "0-")
         } else if let range = transfer.range {
             try easy.set(CURLOPT_RANGE, range.describedAsHTTP)
         }
-        if let agent = options.userAgent { try easy.set(CURLOPT_USERAGENT, agent) }
-        if let referer = options.referer { try easy.set(CURLOPT_REFERER, referer) }
-        if let cookies = options.cookieFile { try easy.set(CURLOPT_COOKIEFILE, cookies) }
-        if let credentials = options.credentials { try easy.set(CURLOPT_USERPWD, credentials) }
-        if let proxy = options.proxy { try easy.set(CURLOPT_PROXY, proxy) }
-        if options.insecure {
-            try easy.set(CURLOPT_SSL_VERIFYPEER, false)
-            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
-        }
-        if let bundle = options.caCertificates { try easy.set(CURLOPT_CAINFO, bundle) }
-        let version = options.httpVersion == .http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1
-        try easy.set(CURLOPT_HTTP_VERSION, Int(version))
         if let limit = options.maxBytesPerSecond {
             try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: max(1, limit / Int64(connectionLimit)))
         }
@@ -197,7 +175,7 @@ final class Engine {
         return false
     }
 
-    private func probeAnswered(_ transfer: Transfer) -> Bool {
+    func probeAnswered(_ transfer: Transfer) -> Bool {
         guard let found = RemoteFile(probe: transfer.head) else {
             switch ResponseVerdict.forStatus(transfer.head) {
             case .retry(let status, let after): transfer.abort = .retry(status: status, after: after)
@@ -245,32 +223,6 @@ final class Engine {
         return transfer.id != nil
     }
 
-    /// Playback first: the tail now (an MP4 `moov` at the end costs no extra round trip), then the file in order.
-    private func planPlayback(length: Int64) {
-        scheduler?.playback = SegmentScheduler.Playback(lookahead: 8 << 20, chunk: 1 << 20)
-        let tail = min(Self.playbackTail, length / 2)
-        if tail > 0 { scheduler?.startSoon(at: length - tail) }
-    }
-
-    /// `--stream`: once the head is on disk, the top-level boxes say exactly where an MP4's `moov` is;
-    /// if the tail fetched at once does not cover it, it is fetched next.
-    private func locateMovieBox() {
-        guard !movieBoxSettled, let file, let length = remote?.length else { return }
-        let layout = MP4Boxes.scan(length: length) { offset, count in file.bytes(at: offset, count: count) }
-        if !layout.boxes.isEmpty, !MP4Boxes.looksLikeMP4(layout.boxes) {
-            movieBoxSettled = true  // not MP4: playback order alone will do
-        } else if let moov = MP4Boxes.moov(in: layout.boxes) {
-            movieBoxSettled = true
-            if let missing = file.written.gaps(in: moov.range).first { scheduler?.startSoon(at: missing.lowerBound) }
-        } else if let next = layout.stoppedAt {
-            // The box after `mdat`: fetched next unless a transfer is about to reach it.
-            scheduler?.startSoon(at: next)
-        }
-    }
-
-    /// How much of the end of the file `--stream` fetches at once.
-    static let playbackTail: Int64 = 2 << 20
-
     /// Writes what the scheduler says of a chunk. Returns false to abort the transfer.
     func receive(_ bytes: UnsafeRawBufferPointer, from transfer: Transfer) -> Bool {
         guard fatal == nil, let id = transfer.id, let file,
@@ -294,14 +246,14 @@ final class Engine {
         return !receipt.stop
     }
 
-    private func fail(_ error: DownloadError, _ transfer: Transfer) {
+    func fail(_ error: DownloadError, _ transfer: Transfer) {
         fatal = fatal ?? error
         transfer.abort = .fatal
     }
 
     // MARK: - Transfers ending
 
-    private func transferDone(_ easy: UnsafeMutableRawPointer, result: CURLcode) {
+    func transferDone(_ easy: UnsafeMutableRawPointer, result: CURLcode) {
         guard let transfer = transfers[easy] else { return }
         retire(transfer)
         guard let outcome = outcome(of: transfer, result: result) else { return }
@@ -321,7 +273,7 @@ final class Engine {
     }
 
     /// What a finished transfer means for its segment; nil when the download cannot go on.
-    private func outcome(of transfer: Transfer, result: CURLcode) -> SegmentScheduler.Outcome? {
+    func outcome(of transfer: Transfer, result: CURLcode) -> SegmentScheduler.Outcome? {
         if result == CURLE_OK, transfer.abort == nil { return .finished }
         switch transfer.abort {
         case .stopped:
@@ -369,7 +321,7 @@ final class Engine {
     }
 
     /// Follows the ramp: when extra connections did not pay, the newest ones give their segments back.
-    private func adjustConnections() {
+    func adjustConnections() {
         guard var ramp, let scheduler else { return }
         let delivering = transfers.values.filter(\.delivering).count
         let limit = ramp.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
@@ -382,18 +334,18 @@ final class Engine {
     }
 
     /// Aborts a transfer on the scheduler's word.
-    private func stop(_ id: TransferID) {
+    func stop(_ id: TransferID) {
         guard let transfer = transfers.values.first(where: { $0.id == id }) else { return }
         retire(transfer)
         _ = scheduler?.transferEnded(id, outcome: .stopped, now: now)
     }
 
-    private func removeAllTransfers() {
+    func removeAllTransfers() {
         for transfer in transfers.values { retire(transfer) }
     }
 
     /// Takes a transfer out of libcurl and writes out what it still holds.
-    private func retire(_ transfer: Transfer) {
+    func retire(_ transfer: Transfer) {
         transfers.removeValue(forKey: transfer.easy.raw)
         multi.remove(transfer.easy)
         connectionsOpened += transfer.easy.info(CURLINFO_NUM_CONNECTS)
@@ -402,7 +354,7 @@ final class Engine {
     }
 
     /// A range request got the whole file or the wrong bytes: start over with one plain request.
-    private func applyFallback() {
+    func applyFallback() {
         guard let reason = fallbackReason, let remote, scheduler?.rangeRequests == true else {
             fallbackReason = nil
             return
@@ -419,133 +371,9 @@ final class Engine {
         connectionLimit = 1
     }
 
-    // MARK: - Output
-
-    /// Names, locks and sizes the side file; returns the bytes an earlier run saved that may be reused.
-    private func openOutput(for remote: RemoteFile) throws(DownloadError) -> ByteRangeSet {
-        switch destination {
-        case .file(let path):
-            outputPath = path
-        case .directory(let directory):
-            let name = FileName.choose(url: url, suggested: remote.suggestedName)
-            outputPath = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-        }
-        if OutputFile.isDirectory(outputPath) { throw .outputNotWritable("\(outputPath) is a directory") }
-        if OutputFile.exists(outputPath), !options.overwrite { throw .outputExists(outputPath) }
-        let part = try OutputFile(path: outputPath + ".part")
-        file = part
-        var resumed = ByteRangeSet()
-        var created = Date()
-        if OutputFile.exists(manifestPath), !options.restart {
-            switch previousRun(for: remote, partSize: part.size) {
-            case .success(let previous):
-                resumed = previous.blocks.completedRanges
-                created = previous.created
-            case .failure(let reason):
-                events.yield(.notice("\(reason); starting over"))
-            }
-        }
-        if resumed.isEmpty { try part.setLength(0, preallocate: false) }
-        try part.setLength(remote.length ?? 0, preallocate: options.preallocate)
-        part.assumeWritten(resumed)
-        resumedBytes = resumed.count
-        guard let length = remote.length, remote.acceptsRanges else {
-            // Without ranges there is nothing to resume from: no manifest.
-            OutputFile.remove(manifestPath)
-            return ByteRangeSet()
-        }
-        var blocks = BlockBitmap(length: length, blockSize: BlockBitmap.blockSize(forLength: length))
-        blocks.mark(coveredBy: resumed)
-        let fresh = Manifest(
-            url: url, finalURL: requestURL, length: length, etag: remote.etag, lastModified: remote.lastModified,
-            contentType: remote.contentType, created: created, blocks: blocks)
-        manifest = fresh
-        if let ifRange = fresh.ifRange, !resumed.isEmpty {
-            segmentHeaders = HeaderList(["Accept-Encoding: identity", "If-Range: \(ifRange)"] + options.headers)
-        }
-        try OutputFile.replaceDurably(manifestPath, with: fresh.encoded())
-        lastCheckpoint = (now, part.bytesWritten)
-        return resumed
-    }
-
-    /// The manifest an earlier run left, if its bytes are this remote file's; otherwise why not.
-    private func previousRun(for remote: RemoteFile, partSize: Int64) -> Result<Manifest, DiscardReason> {
-        guard let data = FileManager.default.contents(atPath: manifestPath) else {
-            return .failure(DiscardReason("cannot read \(manifestPath)"))
-        }
-        let previous: Manifest
-        do {
-            previous = try Manifest(decoding: [UInt8](data))
-        } catch {
-            return .failure(DiscardReason("\(manifestPath): \(error)"))
-        }
-        if let reason = previous.reasonToDiscard(for: remote, url: url, trustLength: options.trustLength) {
-            return .failure(DiscardReason(reason))
-        }
-        guard partSize == previous.length else {
-            return .failure(DiscardReason("\(outputPath).part is not the size the manifest says"))
-        }
-        return .success(previous)
-    }
-
-    /// Makes what was received durable, then records it: data synced, then the manifest replaced atomically.
-    /// Runs at least every `checkpointInterval` seconds and `checkpointBytes` bytes, and when forced.
-    private func checkpoint(force: Bool = false) throws(DownloadError) {
-        guard var manifest, let file else { return }
-        let due =
-            now - lastCheckpoint.time >= options.checkpointInterval
-            || file.bytesWritten - lastCheckpoint.bytes >= options.checkpointBytes
-        guard force || due else { return }
-        for transfer in transfers.values { try transfer.pending.flush(to: file) }
-        lastCheckpoint = (now, file.bytesWritten)
-        var blocks = manifest.blocks
-        blocks.mark(coveredBy: file.written)
-        guard blocks != manifest.blocks else { return }
-        try file.sync()
-        manifest.blocks = blocks
-        try OutputFile.replaceDurably(manifestPath, with: manifest.encoded())
-        self.manifest = manifest
-    }
-
-    private func finish() throws(DownloadError) -> DownloadSummary {
-        guard let file, let scheduler else { throw .transferFailed("nothing downloaded") }
-        let total = scheduler.total ?? scheduler.completed.count
-        if remote?.length == nil { try file.setLength(total, preallocate: false) }
-        try file.sync()
-        var digest: String?
-        if let expected = options.sha256?.lowercased() {
-            let actual = try sha256(of: file, length: total)
-            guard actual == expected else { throw .checksumMismatch(expected: expected, actual: actual) }
-            digest = actual
-        }
-        try file.move(to: outputPath)
-        if manifest != nil { OutputFile.remove(manifestPath) }
-        OutputFile.syncDirectory(of: outputPath)
-        reportProgress(force: true)
-        let summary = DownloadSummary(
-            path: outputPath, bytes: total, seconds: now, connections: connectionsOpened,
-            peakConnections: peakConnections, retries: scheduler.retries, sha256: digest, resumedBytes: resumedBytes)
-        events.yield(.finished(summary))
-        return summary
-    }
-
-    private func sha256(of file: OutputFile, length: Int64) throws(DownloadError) -> String {
-        var hasher = SHA256()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset: Int64 = 0
-        while offset < length {
-            let count = try file.read(into: buffer, at: offset)
-            if count == 0 { break }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            offset += Int64(count)
-        }
-        return hasher.finalize()
-    }
-
     // MARK: - Progress
 
-    private func reportProgress(force: Bool = false) {
+    func reportProgress(force: Bool = false) {
         let time = now
         guard force || time - lastProgress >= 0.1, let scheduler else { return }
         lastProgress = time
@@ -566,8 +394,3 @@ final class Engine {
 @available(*, unavailable)
 extension Engine: Sendable {}
 
-/// Why an earlier run's bytes are not reused.
-struct DiscardReason: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}

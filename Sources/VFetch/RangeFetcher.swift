@@ -39,20 +39,8 @@ public final class RangeFetcher: @unchecked Sendable {
         let sink = RangeSink(file: file, url: url, offset: range.lowerBound, limit: range.upperBound - range.lowerBound)
         let headers = HeaderList(["Accept-Encoding: identity"] + options.headers)
         do {
-            try easy.set(CURLOPT_URL, url)
-            try easy.set(CURLOPT_FOLLOWLOCATION, true)
-            try easy.set(CURLOPT_MAXREDIRS, 20)
-            try easy.set(CURLOPT_NOSIGNAL, true)
-            try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000))
-            try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-            try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout)))
-            try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.raw))
+            try easy.configure(url: url, options: options, headers: headers)
             try easy.set(CURLOPT_RANGE, range.describedAsHTTP)
-            if let agent = options.userAgent { try easy.set(CURLOPT_USERAGENT, agent) }
-            if options.insecure {
-                try easy.set(CURLOPT_SSL_VERIFYPEER, false)
-                try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
-            }
             let userdata = Unmanaged.passUnretained(sink).toOpaque()
             try easy.setWriteCallback(rangeSinkWrite, userdata: userdata)
             try easy.setHeaderCallback(rangeSinkHeader, userdata: userdata)

@@ -1,0 +1,31 @@
+import CCurl
+
+extension EasyHandle {
+    /// What every request vfetch makes shares: HTTP(S) only, redirects (at most 20), the connect
+    /// timeout and stall detection, the request headers, and the user's identity, TLS and proxy options.
+    func configure(url: String, options: DownloadOptions, headers: HeaderList) throws {
+        try set(CURLOPT_URL, url)
+        try set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_FOLLOWLOCATION, true)
+        try set(CURLOPT_MAXREDIRS, 20)
+        try set(CURLOPT_NOSIGNAL, true)
+        try set(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000))
+        // A transfer that gets no byte for `stallTimeout` seconds fails (and is retried).
+        try set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try set(CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
+        try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.raw))
+        if let agent = options.userAgent { try set(CURLOPT_USERAGENT, agent) }
+        if let referer = options.referer { try set(CURLOPT_REFERER, referer) }
+        if let cookies = options.cookieFile { try set(CURLOPT_COOKIEFILE, cookies) }
+        if let credentials = options.credentials { try set(CURLOPT_USERPWD, credentials) }
+        if let proxy = options.proxy { try set(CURLOPT_PROXY, proxy) }
+        if options.insecure {
+            try set(CURLOPT_SSL_VERIFYPEER, false)
+            try set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        if let bundle = options.caCertificates { try set(CURLOPT_CAINFO, bundle) }
+        let version = options.httpVersion == .http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1
+        try set(CURLOPT_HTTP_VERSION, Int(version))
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import VFetchCore
+
+// The side file and its manifest: naming and locking, resuming, checkpoints, the final rename.
+extension Engine {
+    /// Names, locks and sizes the side file; returns the bytes an earlier run saved that may be reused.
+    func openOutput(for remote: RemoteFile) throws(DownloadError) -> ByteRangeSet {
+        switch destination {
+        case .file(let path):
+            outputPath = path
+        case .directory(let directory):
+            let name = FileName.choose(url: url, suggested: remote.suggestedName)
+            outputPath = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        }
+        if OutputFile.isDirectory(outputPath) { throw .outputNotWritable("\(outputPath) is a directory") }
+        if OutputFile.exists(outputPath), !options.overwrite { throw .outputExists(outputPath) }
+        let part = try OutputFile(path: outputPath + ".part")
+        file = part
+        var resumed = ByteRangeSet()
+        var created = Date()
+        if OutputFile.exists(manifestPath), !options.restart {
+            switch previousRun(for: remote, partSize: part.size) {
+            case .success(let previous):
+                resumed = previous.blocks.completedRanges
+                created = previous.created
+            case .failure(let reason):
+                events.yield(.notice("\(reason); starting over"))
+            }
+        }
+        if resumed.isEmpty { try part.setLength(0, preallocate: false) }
+        try part.setLength(remote.length ?? 0, preallocate: options.preallocate)
+        part.assumeWritten(resumed)
+        resumedBytes = resumed.count
+        guard let length = remote.length, remote.acceptsRanges else {
+            // Without ranges there is nothing to resume from: no manifest.
+            OutputFile.remove(manifestPath)
+            return ByteRangeSet()
+        }
+        var blocks = BlockBitmap(length: length, blockSize: BlockBitmap.blockSize(forLength: length))
+        blocks.mark(coveredBy: resumed)
+        let fresh = Manifest(
+            url: url, finalURL: requestURL, length: length, etag: remote.etag, lastModified: remote.lastModified,
+            contentType: remote.contentType, created: created, blocks: blocks)
+        manifest = fresh
+        if let ifRange = fresh.ifRange, !resumed.isEmpty {
+            segmentHeaders = HeaderList(["Accept-Encoding: identity", "If-Range: \(ifRange)"] + options.headers)
+        }
+        try OutputFile.replaceDurably(manifestPath, with: fresh.encoded())
+        lastCheckpoint = (now, part.bytesWritten)
+        return resumed
+    }
+
+    /// The manifest an earlier run left, if its bytes are this remote file's; otherwise why not.
+    func previousRun(for remote: RemoteFile, partSize: Int64) -> Result<Manifest, DiscardReason> {
+        guard let data = FileManager.default.contents(atPath: manifestPath) else {
+            return .failure(DiscardReason("cannot read \(manifestPath)"))
+        }
+        let previous: Manifest
+        do {
+            previous = try Manifest(decoding: [UInt8](data))
+        } catch {
+            return .failure(DiscardReason("\(manifestPath): \(error)"))
+        }
+        if let reason = previous.reasonToDiscard(for: remote, url: url, trustLength: options.trustLength) {
+            return .failure(DiscardReason(reason))
+        }
+        guard partSize == previous.length else {
+            return .failure(DiscardReason("\(outputPath).part is not the size the manifest says"))
+        }
+        return .success(previous)
+    }
+
+    /// Makes what was received durable, then records it: data synced, then the manifest replaced atomically.
+    /// Runs at least every `checkpointInterval` seconds and `checkpointBytes` bytes, and when forced.
+    func checkpoint(force: Bool = false) throws(DownloadError) {
+        guard var manifest, let file else { return }
+        let due =
+            now - lastCheckpoint.time >= options.checkpointInterval
+            || file.bytesWritten - lastCheckpoint.bytes >= options.checkpointBytes
+        guard force || due else { return }
+        for transfer in transfers.values { try transfer.pending.flush(to: file) }
+        lastCheckpoint = (now, file.bytesWritten)
+        var blocks = manifest.blocks
+        blocks.mark(coveredBy: file.written)
+        guard blocks != manifest.blocks else { return }
+        try file.sync()
+        manifest.blocks = blocks
+        try OutputFile.replaceDurably(manifestPath, with: manifest.encoded())
+        self.manifest = manifest
+    }
+
+    func finish() throws(DownloadError) -> DownloadSummary {
+        guard let file, let scheduler else { throw .transferFailed("nothing downloaded") }
+        let total = scheduler.total ?? scheduler.completed.count
+        if remote?.length == nil { try file.setLength(total, preallocate: false) }
+        try file.sync()
+        var digest: String?
+        if let expected = options.sha256?.lowercased() {
+            let actual = try sha256(of: file, length: total)
+            guard actual == expected else { throw .checksumMismatch(expected: expected, actual: actual) }
+            digest = actual
+        }
+        try file.move(to: outputPath)
+        if manifest != nil { OutputFile.remove(manifestPath) }
+        OutputFile.syncDirectory(of: outputPath)
+        reportProgress(force: true)
+        let summary = DownloadSummary(
+            path: outputPath, bytes: total, seconds: now, connections: connectionsOpened,
+            peakConnections: peakConnections, retries: scheduler.retries, sha256: digest, resumedBytes: resumedBytes)
+        events.yield(.finished(summary))
+        return summary
+    }
+
+    func sha256(of file: OutputFile, length: Int64) throws(DownloadError) -> String {
+        var hasher = SHA256()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < length {
+            let count = try file.read(into: buffer, at: offset)
+            if count == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+        return hasher.finalize()
+    }
+}
+
+/// Why an earlier run's bytes are not reused.
+struct DiscardReason: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
