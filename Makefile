@@ -1,7 +1,7 @@
 # vfetch: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: build test demo bench bench-quick clean
+.PHONY: build test demo bench bench-quick bench-micro clean
 
 build:
 	scripts/install-deps.sh build
@@ -25,6 +25,9 @@ bench-quick:
 	scripts/install-deps.sh bench
 	$(SWIFT) build -c release --product vfetch
 	Benchmarks/e2e.sh --quick
+
+bench-micro:
+	cd Benchmarks/Micro && $(SWIFT) package --disable-sandbox benchmark --no-progress
 
 clean:
 	rm -rf .build demo-out

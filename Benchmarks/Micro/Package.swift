@@ -1,0 +1,26 @@
+// swift-tools-version:6.1
+// Microbenchmarks of vfetch's pure-Swift core (package-benchmark). See README.md; run with `make bench-micro`.
+import PackageDescription
+
+let package = Package(
+    name: "VFetchMicroBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The parent package's Sources/VFetchCore, compiled again here through a symlink: its API is
+        // `package` access, which another package cannot see.
+        .target(name: "VFetchCore"),
+        .executableTarget(
+            name: "CoreBenchmarks",
+            dependencies: [
+                "VFetchCore",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/CoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
