@@ -29,3 +29,12 @@ extension EasyHandle {
         try set(CURLOPT_HTTP_VERSION, Int(version))
     }
 }
+
+extension HeaderList {
+    /// The headers of vfetch's requests: the user's, and identity encoding, since byte ranges count
+    /// bytes of the stored representation and the server must never compress them; `If-Range` when
+    /// continuing a download.
+    convenience init(requestsFor options: DownloadOptions, ifRange: String? = nil) {
+        self.init(["Accept-Encoding: identity"] + (ifRange.map { ["If-Range: \($0)"] } ?? []) + options.headers)
+    }
+}

@@ -43,7 +43,7 @@ extension Engine {
             contentType: remote.contentType, created: created, blocks: blocks)
         manifest = fresh
         if let ifRange = fresh.ifRange, !resumed.isEmpty {
-            segmentHeaders = HeaderList(["Accept-Encoding: identity", "If-Range: \(ifRange)"] + options.headers)
+            segmentHeaders = HeaderList(requestsFor: options, ifRange: ifRange)
         }
         try OutputFile.replaceDurably(manifestPath, with: fresh.encoded())
         lastCheckpoint = (now, part.bytesWritten)

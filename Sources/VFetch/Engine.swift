@@ -56,8 +56,7 @@ final class Engine {
         multi = try MultiHandle()
         requestURL = url
         connectionLimit = max(1, options.connections)
-        // Ranges count bytes of the stored representation: never let the server compress them.
-        requestHeaders = HeaderList(["Accept-Encoding: identity"] + options.headers)
+        requestHeaders = HeaderList(requestsFor: options)
     }
 
     var now: Double {
@@ -322,7 +321,7 @@ final class Engine {
 
     /// Follows the ramp: when extra connections did not pay, the newest ones give their segments back.
     func adjustConnections() {
-        guard var ramp, let scheduler else { return }
+        guard var ramp, !ramp.isSettled, let scheduler else { return }
         let delivering = transfers.values.filter(\.delivering).count
         let limit = ramp.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
         self.ramp = ramp

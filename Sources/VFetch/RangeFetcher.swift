@@ -11,11 +11,12 @@ public final class RangeFetcher: @unchecked Sendable {
     /// The sparse local copy; its present bytes are `present`.
     public let path: String
     public private(set) var length: Int64?
-    public private(set) var present: [Range<Int64>] = []
     public private(set) var requests = 0
-    public private(set) var bytesFetched: Int64 = 0
-    private var remote: RemoteFile?
     private let file: OutputFile
+
+    /// The byte ranges fetched so far.
+    public var present: [Range<Int64>] { file.written.ranges }
+    public var bytesFetched: Int64 { file.bytesWritten }
 
     public init(url: String, options: DownloadOptions = DownloadOptions()) throws(DownloadError) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
@@ -37,7 +38,7 @@ public final class RangeFetcher: @unchecked Sendable {
         let easy: EasyHandle
         do { easy = try EasyHandle() } catch { throw .transferFailed("\(error)") }
         let sink = RangeSink(file: file, url: url, offset: range.lowerBound, limit: range.upperBound - range.lowerBound)
-        let headers = HeaderList(["Accept-Encoding: identity"] + options.headers)
+        let headers = HeaderList(requestsFor: options)
         do {
             try easy.configure(url: url, options: options, headers: headers)
             try easy.set(CURLOPT_RANGE, range.describedAsHTTP)
@@ -62,25 +63,13 @@ public final class RangeFetcher: @unchecked Sendable {
             guard let found = RemoteFile(probe: sink.head) else {
                 throw .httpStatus(sink.head.status, url: url)
             }
-            remote = found
             length = found.length
             if let length { try file.setLength(length, preallocate: false) }
         }
-        let got = range.lowerBound..<(range.lowerBound + sink.received)
-        var set = ByteRangeSet(present)
-        set.insert(got)
-        present = set.ranges
-        bytesFetched += sink.received
     }
 
     /// Reads present bytes of the local copy; nil when any of them is missing.
-    public func read(_ offset: Int64, _ count: Int) -> [UInt8]? {
-        let wanted = offset..<(offset + Int64(count))
-        guard ByteRangeSet(present).gaps(in: wanted).isEmpty else { return nil }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { try? file.read(into: $0, at: offset) }
-        return read == count ? bytes : nil
-    }
+    public func read(_ offset: Int64, _ count: Int) -> [UInt8]? { file.bytes(at: offset, count: count) }
 }
 
 /// Where one ranged response goes: checked, then written at its offset, never past what was asked.

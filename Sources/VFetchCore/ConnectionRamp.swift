@@ -32,6 +32,9 @@ package struct ConnectionRamp: Sendable, Equatable {
         settled = self.maximum == 1
     }
 
+    /// True once the limit no longer changes.
+    package var isSettled: Bool { settled }
+
     package static func == (lhs: ConnectionRamp, rhs: ConnectionRamp) -> Bool {
         lhs.limit == rhs.limit && lhs.settled == rhs.settled && lhs.maximum == rhs.maximum
     }
