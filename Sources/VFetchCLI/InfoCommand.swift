@@ -31,10 +31,10 @@ struct InfoCommand: AsyncParsableCommand {
             writeStandardError("vfetch: \(target): \(error)\n")
             throw ExitCode(ExitStatus.notMedia.rawValue)
         }
-        if json { try printJSON(report) } else { printText(report) }
+        if json { printJSON(report) } else { printText(report) }
     }
 
-    private func printJSON(_ report: MediaReport) throws {
+    private func printJSON(_ report: MediaReport) {
         let info = report.info
         let streams: [[String: Any]] = (info?.streams ?? []).map { stream in
             [
@@ -51,8 +51,7 @@ struct InfoCommand: AsyncParsableCommand {
             "needs": report.needs.map { [$0.lowerBound, $0.upperBound] } ?? NSNull(),
             "fetched_bytes": report.fetchedBytes ?? NSNull(), "requests": report.requests ?? NSNull(),
         ]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        print(String(decoding: data, as: UTF8.self))
+        printJSONLine(object)
     }
 
     private func printText(_ report: MediaReport) {

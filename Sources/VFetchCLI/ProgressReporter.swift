@@ -92,22 +92,22 @@ struct JSONReporter: ProgressReporter {
     func report(_ event: DownloadEvent) {
         switch event {
         case .started(let info):
-            emit([
+            printJSONLine([
                 "event": "started", "url": info.url, "final_url": info.finalURL, "length": info.length as Any,
                 "accepts_ranges": info.acceptsRanges, "etag": info.etag as Any, "last_modified": info.lastModified as Any,
                 "content_type": info.contentType as Any, "path": info.outputPath, "resumed_bytes": info.resumedBytes,
             ])
         case .notice(let message):
-            emit(["event": "notice", "message": message])
+            printJSONLine(["event": "notice", "message": message])
         case .progress(let progress):
-            emit([
+            printJSONLine([
                 "event": "progress", "bytes": progress.bytesDone, "total": progress.totalBytes as Any,
                 "bytes_per_second": progress.bytesPerSecond.rounded(), "connections": progress.activeConnections,
                 "seconds": (progress.seconds * 1000).rounded() / 1000,
                 "playable_to": playable?.playableTo as Any,
             ])
         case .finished(let summary):
-            emit([
+            printJSONLine([
                 "event": "done", "path": summary.path, "bytes": summary.bytes,
                 "seconds": (summary.seconds * 1000).rounded() / 1000, "connections": summary.connections,
                 "peak_connections": summary.peakConnections, "retries": summary.retries, "sha256": summary.sha256 as Any,
@@ -117,18 +117,20 @@ struct JSONReporter: ProgressReporter {
     }
 
     func failed(_ error: DownloadError) {
-        emit(["event": "error", "message": error.description, "exit_code": ExitStatus(error).rawValue])
+        printJSONLine(["event": "error", "message": error.description, "exit_code": ExitStatus(error).rawValue])
         writeStandardError("vfetch: \(error)\n")
     }
 
-    private func emit(_ object: [String: Any]) {
-        let cleaned = object.mapValues { value -> Any in
-            if case Optional<Any>.none = value as Any? { return NSNull() }
-            return value
-        }
-        guard let data = try? JSONSerialization.data(withJSONObject: cleaned, options: [.sortedKeys]) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+/// Prints one JSON object on one line of stdout, keys sorted; nil values become null.
+func printJSONLine(_ object: [String: Any]) {
+    let cleaned = object.mapValues { value -> Any in
+        if case Optional<Any>.none = value as Any? { return NSNull() }
+        return value
     }
+    guard let data = try? JSONSerialization.data(withJSONObject: cleaned, options: [.sortedKeys]) else { return }
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 
 /// Human-readable figures.

@@ -32,8 +32,7 @@ struct StatusCommand: ParsableCommand {
                 "content_type": partial.contentType ?? NSNull(), "map": partial.map(width: 64),
                 "created": ISO8601DateFormatter().string(from: partial.created),
             ]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            printJSONLine(object)
             return
         }
         print("path:          \(partial.outputPath) (unfinished)")
