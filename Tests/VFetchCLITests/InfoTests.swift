@@ -91,10 +91,14 @@ import Glibc
             behavior.bytesPerSecond = 128 << 10
             origin.publish("/clip.mp4", bytes, behavior: behavior)
             let output = directory + "/clip.mp4"
-            // --stream fetches the moov at once and then plays forward: stop it part way (at 512 KiB/s
-            // the whole file would take 6 s).
-            let partial = try await vfetch(
-                ["get", origin.url("/clip.mp4"), "-o", output, "--stream", "-c", "4"], interruptAfter: .seconds(3))
+            // --stream fetches the moov at once and then plays forward: stop it as soon as `info`
+            // sees something playable (at 512 KiB/s the whole file would take 6 s).
+            let partial = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--stream", "-c", "4"]) {
+                guard FileManager.default.fileExists(atPath: output + ".vfetch") else { return false }
+                let probe = try await vfetch(["info", output, "--json"])
+                let report = try? JSONSerialization.jsonObject(with: Data(probe.standardOutput.utf8)) as? [String: Any]
+                return (report?["playable"] as? [[Double]])?.isEmpty == false
+            }
             #expect(partial.status == 130, "stderr: \(partial.standardError)")
             let run = try await vfetch(["info", output, "--json"])
             #expect(run.status == 0, "stderr: \(run.standardError)")

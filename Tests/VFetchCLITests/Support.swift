@@ -29,11 +29,20 @@ func vfetch(_ arguments: [String], signal: Int32, after delay: Duration) async t
     try await run(vfetchBinary, arguments, signal: signal, after: delay)
 }
 
-/// Runs a program to completion (killed after 60 s), optionally sending `signal` after a delay.
-/// A program killed by a signal reports that signal's number as its status.
-func run(_ path: String, _ arguments: [String], signal: Int32 = SIGINT, after delay: Duration? = nil) async throws
+/// Runs `vfetch` and sends SIGINT once `condition` holds (polled every 0.2 s while it runs):
+/// interrupting on a state, not a clock, whatever the machine's load.
+func vfetch(_ arguments: [String], interruptWhen condition: @escaping @Sendable () async throws -> Bool) async throws
     -> Finished
 {
+    try await run(vfetchBinary, arguments, signal: SIGINT, when: condition)
+}
+
+/// Runs a program to completion (killed after 60 s), optionally sending `signal` after a delay or
+/// once `condition` holds. A program killed by a signal reports that signal's number as its status.
+func run(
+    _ path: String, _ arguments: [String], signal: Int32 = SIGINT, after delay: Duration? = nil,
+    when condition: (@Sendable () async throws -> Bool)? = nil
+) async throws -> Finished {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -50,6 +59,15 @@ func run(_ path: String, _ arguments: [String], signal: Int32 = SIGINT, after de
     if let delay {
         try await Task.sleep(for: delay)
         kill(pid, signal)
+    }
+    if let condition {
+        while process.isRunning {
+            if try await condition() {
+                kill(pid, signal)
+                break
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
     }
     let watchdog = Task.detached {
         try await Task.sleep(for: .seconds(60))
