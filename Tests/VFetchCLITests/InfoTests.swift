@@ -95,7 +95,7 @@ import Glibc
             // sees something playable (at 512 KiB/s the whole file would take 6 s).
             let partial = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--stream", "-c", "4"]) {
                 guard FileManager.default.fileExists(atPath: output + ".vfetch") else { return false }
-                let probe = try await vfetch(["info", output, "--json"])
+                let probe = runBlocking(vfetchBinary, ["info", output, "--json"])
                 let report = try? JSONSerialization.jsonObject(with: Data(probe.standardOutput.utf8)) as? [String: Any]
                 return (report?["playable"] as? [[Double]])?.isEmpty == false
             }

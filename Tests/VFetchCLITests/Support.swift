@@ -31,7 +31,7 @@ func vfetch(_ arguments: [String], signal: Int32, after delay: Duration) async t
 
 /// Runs `vfetch` and sends SIGINT once `condition` holds (polled every 0.2 s while it runs):
 /// interrupting on a state, not a clock, whatever the machine's load.
-func vfetch(_ arguments: [String], interruptWhen condition: @escaping @Sendable () async throws -> Bool) async throws
+func vfetch(_ arguments: [String], interruptWhen condition: @escaping @Sendable () -> Bool) async throws
     -> Finished
 {
     try await run(vfetchBinary, arguments, signal: SIGINT, when: condition)
@@ -39,9 +39,12 @@ func vfetch(_ arguments: [String], interruptWhen condition: @escaping @Sendable 
 
 /// Runs a program to completion (killed after 60 s), optionally sending `signal` after a delay or
 /// once `condition` holds. A program killed by a signal reports that signal's number as its status.
+///
+/// The signal is sent from a thread of its own: tests busy on Swift's few cooperative threads must
+/// not delay it until the program has finished.
 func run(
     _ path: String, _ arguments: [String], signal: Int32 = SIGINT, after delay: Duration? = nil,
-    when condition: (@Sendable () async throws -> Bool)? = nil
+    when condition: (@Sendable () -> Bool)? = nil
 ) async throws -> Finished {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
@@ -56,18 +59,13 @@ func run(
     // Drain both pipes while the process runs, so a chatty child never blocks on a full pipe.
     async let stdout = readToEnd(output)
     async let stderr = readToEnd(error)
-    if let delay {
-        try await Task.sleep(for: delay)
-        kill(pid, signal)
-    }
-    if let condition {
-        while process.isRunning {
-            if try await condition() {
-                kill(pid, signal)
-                break
-            }
-            try await Task.sleep(for: .milliseconds(200))
-        }
+    if delay != nil || condition != nil {
+        let (seconds, attoseconds) = delay?.components ?? (0, 0)
+        Thread {
+            if delay != nil { usleep(UInt32(seconds) * 1_000_000 + UInt32(attoseconds / 1_000_000_000_000)) }
+            while let condition, process.isRunning, !condition() { usleep(200_000) }
+            kill(pid, signal)
+        }.start()
     }
     let watchdog = Task.detached {
         try await Task.sleep(for: .seconds(60))
@@ -79,6 +77,20 @@ func run(
     return Finished(
         status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
         standardError: String(decoding: err, as: UTF8.self))
+}
+
+/// Runs a program to completion on the calling thread; for conditions polled off the cooperative pool.
+func runBlocking(_ path: String, _ arguments: [String]) -> Finished {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return Finished(status: -1, standardOutput: "", standardError: "") }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Finished(status: process.terminationStatus, standardOutput: String(decoding: data, as: UTF8.self), standardError: "")
 }
 
 /// Reads a pipe to its end on a thread of its own: a blocking read must not hold one of the few
