@@ -82,6 +82,11 @@ public final class TestOrigin: Sendable {
         }
     }
 
+    /// Changes how a published file is served, keeping its bytes, validators and counters.
+    public func setBehavior(_ path: String, _ behavior: OriginBehavior) {
+        core.state.withLock { $0.files[path]?.behavior = behavior }
+    }
+
     /// The content `changeAfterBytes` will switch to, prepared here rather than under the lock.
     private static func changedContent(of bytes: [UInt8], behavior: OriginBehavior) -> [UInt8]? {
         guard behavior.changeAfterBytes != nil else { return nil }
