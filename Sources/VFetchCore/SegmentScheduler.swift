@@ -67,6 +67,7 @@ package struct SegmentScheduler: Sendable {
         /// Asked for by `startSoon`: goes to the next free connection before any other idle segment.
         var urgent = false
         var remaining: Int64 { end - next }
+        var range: Range<Int64> { next..<end }
     }
 
     struct Transfer {
@@ -86,9 +87,14 @@ package struct SegmentScheduler: Sendable {
     package struct Playback: Sendable, Equatable {
         package var lookahead: Int64
         package var chunk: Int64
-        package init(lookahead: Int64, chunk: Int64) {
+        /// Where readers read (the player cache); empty: one window from the first missing byte.
+        package var positions: [Int64] = []
+        /// Fetch nothing outside the windows (the player cache's `--prefetch window|none`).
+        package var windowsOnly = false
+        package init(lookahead: Int64, chunk: Int64, windowsOnly: Bool = false) {
             self.lookahead = lookahead
             self.chunk = chunk
+            self.windowsOnly = windowsOnly
         }
     }
 
@@ -145,20 +151,41 @@ package struct SegmentScheduler: Sendable {
     }
 
     /// The next request to start on a free connection, or nil when there is nothing worth starting.
+    ///
+    /// In order: an idle segment `startSoon` asked for, one in a playback window, a cut of the window
+    /// into chunks, any idle segment, the second half of the largest segment, a race of a straggler.
     package mutating func assign(now: Double) -> Assignment? {
-        if let index = segments.indices.filter({ segments[$0].holders.isEmpty && segments[$0].notBefore <= now })
-            .min(by: { (segments[$0].urgent ? 0 : 1, segments[$0].next) < (segments[$1].urgent ? 0 : 1, segments[$1].next) })
-        {
-            segments[index].urgent = false
+        let windows = playbackWindows
+        let windowsOnly = playback?.windowsOnly == true
+        func rank(_ index: Int) -> Int? {
+            if segments[index].urgent { return 0 }
+            if windows.contains(where: { $0.overlaps(segments[index].range) }) { return 1 }
+            return windowsOnly ? nil : 2
+        }
+        let idle = segments.indices.compactMap { index -> (index: Int, rank: Int)? in
+            guard segments[index].holders.isEmpty, segments[index].notBefore <= now, let rank = rank(index) else { return nil }
+            return (index, rank)
+        }
+        let first = idle.min { ($0.rank, segments[$0.index].next) < ($1.rank, segments[$1.index].next) }
+        // A window still to be cut into chunks goes before idle work outside every window.
+        let windowCut = first.map { $0.rank < 2 } == true || !rangeRequests ? nil : playbackCut(windows)
+        if let pick = first, windowCut == nil {
+            segments[pick.index].urgent = false
+            var index = pick.index
+            if pick.rank == 1, let window = windows.first(where: { $0.overlaps(segments[index].range) }) {
+                // Start where the reader needs bytes, not before; in windowsOnly mode, stop at the window's end.
+                if let cut = cut(index, at: window.lowerBound, roundingUp: false) { index = cut }
+                if windowsOnly { _ = cut(index, at: window.upperBound, roundingUp: true) }
+            }
             return start(on: index, now: now, isRace: false)
         }
-        guard rangeRequests else { return nil }
-        if let (index, cut) = playbackCut() {
+        if let (index, cut) = windowCut {
             let tail = cut..<segments[index].end
             segments[index].end = cut
             addSegment(tail)
             return start(on: segments.count - 1, now: now, isRace: false)
         }
+        guard rangeRequests, !windowsOnly else { return nil }
         let held = segments.indices.filter { !segments[$0].holders.isEmpty }
         if let largest = held.max(by: { segments[$0].remaining < segments[$1].remaining }),
             let mid = splitPoint(of: segments[largest])
@@ -314,7 +341,7 @@ package struct SegmentScheduler: Sendable {
             let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end })
         else { return }
         guard let holder = segments[index].holders.first else {
-            segments[index].urgent = true
+            segments[cut(index, at: offset, roundingUp: false) ?? index].urgent = true
             return
         }
         let rate = transfers[holder]?.rate ?? typicalRate ?? 0
@@ -326,11 +353,43 @@ package struct SegmentScheduler: Sendable {
         segments[segments.count - 1].urgent = true
     }
 
-    /// When `startSoon` work waits and every connection is busy: the transfer to stop for it, the one
-    /// furthest into the file, whose bytes are needed last.
+    /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
+    /// stop for it, the one furthest into the file outside every window, whose bytes are needed last.
     package var transferToPreempt: TransferID? {
-        guard segments.contains(where: { $0.urgent && $0.holders.isEmpty }) else { return nil }
-        return segments.filter { !$0.holders.isEmpty }.max { $0.next < $1.next }?.holders.first
+        let windows = playbackWindows
+        let urgent = segments.contains { $0.urgent && $0.holders.isEmpty }
+        let readersWait = playback?.positions.isEmpty == false && playbackCut(windows) != nil
+        guard urgent || readersWait else { return nil }
+        let held = segments.filter { !$0.holders.isEmpty }
+        let background = held.filter { segment in !windows.contains { $0.overlaps(segment.range) } }
+        let victim = background.max { $0.next < $1.next } ?? (urgent ? held.max { $0.next < $1.next } : nil)
+        return victim?.holders.first
+    }
+
+    /// The ranges playback wants next: `lookahead` bytes from each reader's first missing byte.
+    package var playbackWindows: [Range<Int64>] {
+        guard let playback else { return [] }
+        let starts: [Int64]
+        if playback.positions.isEmpty {
+            starts = playback.windowsOnly ? [] : segments.map(\.next).min().map { [$0] } ?? []
+        } else {
+            starts = playback.positions.compactMap { position in
+                segments.filter { $0.end > position }.map { max($0.next, position) }.min()
+            }
+        }
+        return starts.map { $0..<min($0 + playback.lookahead, total ?? .max) }
+    }
+
+    /// In windowsOnly mode, makes transfers stop at the end of the windows they serve (at the next block
+    /// boundary when they serve none); the rest of their segments waits for a reader to come near.
+    package mutating func trimToWindows() {
+        guard playback?.windowsOnly == true else { return }
+        let windows = playbackWindows
+        for index in segments.indices where !segments[index].holders.isEmpty {
+            let segment = segments[index]
+            let end = windows.filter { $0.overlaps(segment.range) }.map(\.upperBound).max() ?? segment.next + 1
+            _ = cut(index, at: end, roundingUp: true)
+        }
     }
 
     /// Takes a transfer off its segment, which waits for the next free connection; the engine then stops it.
@@ -380,20 +439,42 @@ package struct SegmentScheduler: Sendable {
         }
     }
 
-    /// Where to cut a held segment so the playback window is fetched chunk by chunk, or nil when each
-    /// chunk of the window already has a transfer.
-    private func playbackCut() -> (index: Int, cut: Int64)? {
-        guard let playback, let first = segments.map(\.next).min() else { return nil }
-        let windowEnd = first + playback.lookahead
-        for index in segments.indices.sorted(by: { segments[$0].next < segments[$1].next }) {
-            let segment = segments[index]
-            guard segment.next < windowEnd else { break }
-            guard !segment.holders.isEmpty else { continue }
-            let target = segment.next + playback.chunk
-            let cut = max(target - target % configuration.alignment, segment.next + 1)
-            if cut < min(segment.end, windowEnd), segment.end - cut >= playback.chunk / 2 { return (index, cut) }
+    /// Where to cut a held segment so each playback window is fetched chunk by chunk, or nil when each
+    /// chunk of every window already has a transfer.
+    private func playbackCut(_ windows: [Range<Int64>]) -> (index: Int, cut: Int64)? {
+        guard let playback else { return nil }
+        let inOrder = segments.indices.sorted { segments[$0].next < segments[$1].next }
+        for window in windows {
+            for index in inOrder {
+                let segment = segments[index]
+                guard segment.end > window.lowerBound else { continue }
+                guard segment.next < window.upperBound else { break }
+                guard !segment.holders.isEmpty else { continue }
+                // A holder still before the window does not serve it: cut at the window's start.
+                let start = aligned(window.lowerBound, roundingUp: false)
+                if start > segment.next, start < segment.end { return (index, start) }
+                let target = segment.next + playback.chunk
+                let cut = max(aligned(target, roundingUp: false), segment.next + 1)
+                if cut < min(segment.end, window.upperBound), segment.end - cut >= playback.chunk / 2 { return (index, cut) }
+            }
         }
         return nil
+    }
+
+    /// Splits segment `index` at `offset` (on a block boundary) when that leaves both parts non-empty;
+    /// returns the index of the new second part.
+    private mutating func cut(_ index: Int, at offset: Int64, roundingUp: Bool) -> Int? {
+        let point = aligned(offset, roundingUp: roundingUp)
+        guard point > segments[index].next, point < segments[index].end else { return nil }
+        let tail = point..<segments[index].end
+        segments[index].end = point
+        addSegment(tail)
+        return segments.count - 1
+    }
+
+    private func aligned(_ offset: Int64, roundingUp: Bool) -> Int64 {
+        let down = offset - offset % configuration.alignment
+        return roundingUp && down < offset ? down + configuration.alignment : down
     }
 
     private func splitPoint(of segment: Segment) -> Int64? {

@@ -1,0 +1,77 @@
+import Testing
+@testable import VFetchCore
+
+/// The player cache's readers: windows at their positions, seeks, and `windowsOnly` prefetch.
+@Suite struct SegmentSchedulerReaderTests {
+    static let mib: Int64 = 1 << 20
+
+    func unwrap<T>(_ value: T?, sourceLocation: SourceLocation = #_sourceLocation) throws -> T {
+        try #require(value, sourceLocation: sourceLocation)
+    }
+
+    func scheduler(windowsOnly: Bool = false) -> SegmentScheduler {
+        var plan = SegmentScheduler(total: 64 * Self.mib, rangeRequests: true)
+        plan.playback = SegmentScheduler.Playback(lookahead: 4 * Self.mib, chunk: Self.mib, windowsOnly: windowsOnly)
+        return plan
+    }
+
+    @Test func aReaderInTheMiddleGetsItsWindowChunkByChunkBeforeTheRest() throws {
+        var plan = scheduler()
+        _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        plan.playback?.positions = [40 * Self.mib + 100]
+        #expect(plan.playbackWindows == [40 * Self.mib + 100..<44 * Self.mib + 100])
+        var starts: [Int64] = []
+        for _ in 0..<4 { starts.append(try unwrap(plan.assign(now: 0)).range!.lowerBound) }
+        // Cut at the reader's block, then chunk by chunk through the window.
+        #expect(starts == [40, 41, 42, 43].map { $0 * Self.mib })
+    }
+
+    @Test func aSeekMovesTheWindowAndPreemptsWorkOutsideIt() throws {
+        var plan = scheduler()
+        let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        plan.playback?.positions = [0]
+        var window: [TransferID] = [probe]
+        for _ in 0..<3 { window.append(try unwrap(plan.assign(now: 0)).transfer) }
+        let background = try unwrap(plan.assign(now: 0))  // the rest of the file, split
+        #expect(background.range!.lowerBound > 4 * Self.mib)
+        #expect(plan.transferToPreempt == nil, "every chunk of the window has a transfer")
+        // The reader seeks to 20 MiB: the window there has no transfer, so one outside it must go,
+        // and the one furthest into the file goes first.
+        plan.playback?.positions = [20 * Self.mib]
+        let victim = try unwrap(plan.transferToPreempt)
+        #expect(!window.contains(victim) || victim == window.last)
+        plan.release(victim)
+        _ = plan.transferEnded(victim, outcome: .stopped, now: 0.1)
+        let next = try unwrap(plan.assign(now: 0.1))
+        #expect(next.range!.lowerBound == 20 * Self.mib)
+    }
+
+    @Test func windowsOnlyFetchesNothingBeyondTheReadersWindows() throws {
+        var plan = scheduler(windowsOnly: true)
+        let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        // No reader: the probe stops at its first block, nothing else starts.
+        plan.trimToWindows()
+        #expect(plan.assign(now: 0) == nil)
+        var receipt = plan.receive(probe, count: 64 << 10, now: 0.1)
+        #expect(receipt.write == 0..<(64 << 10) && receipt.stop)
+        _ = plan.transferEnded(probe, outcome: .stopped, now: 0.1)
+        // A reader at 30 MiB: exactly its window is fetched, chunk by chunk, then nothing more.
+        plan.playback?.positions = [30 * Self.mib]
+        var ranges: [Range<Int64>] = []
+        while let assignment = plan.assign(now: 0.2) { ranges.append(assignment.range!) }
+        #expect(ranges.first?.lowerBound == 30 * Self.mib)
+        #expect(ranges.map(\.upperBound).max() == 34 * Self.mib)
+        #expect(ranges.count == 4)
+    }
+
+    @Test func aBlockedReaderInAnIdleSegmentStartsAtItsOwnOffset() throws {
+        var plan = SegmentScheduler(total: 64 * Self.mib, rangeRequests: true)
+        let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        let second = try unwrap(plan.assign(now: 0))
+        plan.release(second.transfer)
+        _ = plan.transferEnded(second.transfer, outcome: .stopped, now: 0)
+        plan.startSoon(at: 50 * Self.mib + 7)
+        #expect(try unwrap(plan.assign(now: 0)).range == 50 * Self.mib..<64 * Self.mib)
+        _ = probe
+    }
+}
