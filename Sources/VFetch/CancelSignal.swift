@@ -19,6 +19,13 @@ final class CancelSignal: Sendable {
         }
     }
 
+    /// Wakes the engine from `curl_multi_poll` to look at what changed (readers' demand).
+    func wake() {
+        state.withLock { state in
+            if let multi = state.multi.flatMap(UnsafeMutableRawPointer.init(bitPattern:)) { curlMultiWakeup(multi) }
+        }
+    }
+
     /// The engine registers its multi handle while it runs; the lock keeps wakeup and cleanup apart.
     func attach(_ multi: UnsafeMutableRawPointer) { state.withLock { $0.multi = UInt(bitPattern: multi) } }
     func detach() { state.withLock { $0.multi = nil } }

@@ -15,11 +15,18 @@ public final class Download: Sendable {
     public let events: AsyncStream<DownloadEvent>
     private let continuation: AsyncStream<DownloadEvent>.Continuation
     private let signal = CancelSignal()
+    private let demand: ReaderDemand?
 
-    public init(url: String, to destination: Destination, options: DownloadOptions = DownloadOptions()) {
+    public convenience init(url: String, to destination: Destination, options: DownloadOptions = DownloadOptions()) {
+        self.init(url: url, to: destination, options: options, demand: nil)
+    }
+
+    /// A download for the player cache: `demand` steers it, and it keeps its finished file in place.
+    package init(url: String, to destination: Destination, options: DownloadOptions, demand: ReaderDemand?) {
         self.url = url
         self.destination = destination
         self.options = options
+        self.demand = demand
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
@@ -29,13 +36,13 @@ public final class Download: Sendable {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", components.host?.isEmpty == false
         else { throw .badURL(url) }
-        let (url, destination, options, events, signal) = (url, destination, options, continuation, signal)
+        let (url, destination, options, events, signal, demand) = (url, destination, options, continuation, signal, demand)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Result<DownloadSummary, DownloadError>, Never>) in
                 let thread = Thread {
                     do {
                         let engine = try Engine(
-                            url: url, destination: destination, options: options, events: events, signal: signal)
+                            url: url, destination: destination, options: options, events: events, signal: signal, demand: demand)
                         done.resume(returning: engine.run())
                     } catch {
                         done.resume(returning: .failure(.transferFailed("cannot start libcurl: \(error)")))
@@ -52,4 +59,7 @@ public final class Download: Sendable {
 
     /// Stops the download; `run()` then throws `DownloadError.interrupted` and the side file stays.
     public func cancel() { signal.cancel() }
+
+    /// Makes the engine look at its readers' demand now rather than on its next turn.
+    package func wake() { signal.wake() }
 }

@@ -100,9 +100,21 @@ extension Engine {
             guard actual == expected else { throw .checksumMismatch(expected: expected, actual: actual) }
             digest = actual
         }
-        try file.move(to: outputPath)
-        if manifest != nil { OutputFile.remove(manifestPath) }
-        OutputFile.syncDirectory(of: outputPath)
+        if demand != nil {
+            // The player cache keeps a finished entry where it is, its manifest saying it is complete.
+            if manifest == nil, let remote {
+                var blocks = BlockBitmap(length: total, blockSize: BlockBitmap.blockSize(forLength: total))
+                blocks.mark(coveredBy: ByteRangeSet([0..<total]))
+                manifest = Manifest(
+                    url: url, finalURL: requestURL, length: total, etag: remote.etag, lastModified: remote.lastModified,
+                    contentType: remote.contentType, created: Date(), blocks: blocks)
+            }
+            try checkpoint(force: true)
+        } else {
+            try file.move(to: outputPath)
+            if manifest != nil { OutputFile.remove(manifestPath) }
+            OutputFile.syncDirectory(of: outputPath)
+        }
         reportProgress(force: true)
         let summary = DownloadSummary(
             path: outputPath, bytes: total, seconds: now, connections: connectionsOpened,

@@ -12,6 +12,8 @@ final class Engine {
     let options: DownloadOptions
     let events: AsyncStream<DownloadEvent>.Continuation
     let signal: CancelSignal
+    /// The player cache's readers, when the download serves them.
+    let demand: ReaderDemand?
     let multi: MultiHandle
     let requestHeaders: HeaderList
     let started = ContinuousClock.now
@@ -45,10 +47,14 @@ final class Engine {
     var lastTick = 0.0
     var lastProgress = -1.0
     var rateSamples: [(time: Double, bytes: Int64)] = []
+    var lastReaderFlush = 0.0
+    /// `bytesWritten` when readers were last told; -1: not yet.
+    var reportedBytes: Int64 = -1
 
     init(url: String, destination: Destination, options: DownloadOptions,
-         events: AsyncStream<DownloadEvent>.Continuation, signal: CancelSignal) throws {
+         events: AsyncStream<DownloadEvent>.Continuation, signal: CancelSignal, demand: ReaderDemand? = nil) throws {
         self.url = url
+        self.demand = demand
         self.destination = destination
         self.options = options
         self.events = events
@@ -89,11 +95,13 @@ final class Engine {
             multi.perform()
             for (easy, result) in multi.completed() { transferDone(easy, result: result) }
             applyFallback()
+            serveReaders()
             for id in scheduler?.takeOrphans() ?? [] { stop(id) }
             adjustConnections()
             if now - lastTick >= 1 {
                 lastTick = now
                 for id in scheduler?.tick(now: now) ?? [] { stop(id) }
+                scheduler?.trimToWindows()  // windows move on as their bytes arrive
             }
             reportProgress()
             do { try checkpoint() } catch { fatal = fatal ?? error }

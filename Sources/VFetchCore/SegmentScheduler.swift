@@ -91,6 +91,8 @@ package struct SegmentScheduler: Sendable {
         package var positions: [Int64] = []
         /// Fetch nothing outside the windows (the player cache's `--prefetch window|none`).
         package var windowsOnly = false
+        /// Ranges wanted whatever the readers do, such as an MP4's index (`moov`).
+        package var pinned: [Range<Int64>] = []
         package init(lookahead: Int64, chunk: Int64, windowsOnly: Bool = false) {
             self.lookahead = lookahead
             self.chunk = chunk
@@ -377,7 +379,7 @@ package struct SegmentScheduler: Sendable {
                 segments.filter { $0.end > position }.map { max($0.next, position) }.min()
             }
         }
-        return starts.map { $0..<min($0 + playback.lookahead, total ?? .max) }
+        return playback.pinned + starts.map { $0..<min($0 + playback.lookahead, total ?? .max) }
     }
 
     /// In windowsOnly mode, makes transfers stop at the end of the windows they serve (at the next block

@@ -52,7 +52,7 @@ import Testing
         // No reader: the probe stops at its first block, nothing else starts.
         plan.trimToWindows()
         #expect(plan.assign(now: 0) == nil)
-        var receipt = plan.receive(probe, count: 64 << 10, now: 0.1)
+        let receipt = plan.receive(probe, count: 64 << 10, now: 0.1)
         #expect(receipt.write == 0..<(64 << 10) && receipt.stop)
         _ = plan.transferEnded(probe, outcome: .stopped, now: 0.1)
         // A reader at 30 MiB: exactly its window is fetched, chunk by chunk, then nothing more.

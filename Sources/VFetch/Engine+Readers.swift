@@ -1,0 +1,30 @@
+import VFetchCore
+
+// The player cache: readers' positions steer the scheduler, and what reaches the file is reported
+// to them promptly rather than in 256 KiB write-buffer steps.
+extension Engine {
+    /// Takes the readers' news to the scheduler and tells them of new bytes.
+    func serveReaders() {
+        guard let demand, let file else { return }
+        if let change = demand.take() {
+            scheduler?.playback?.positions = change.positions
+            for offset in change.waits { scheduler?.startSoon(at: offset) }
+            scheduler?.trimToWindows()
+        }
+        if now - lastReaderFlush >= Self.readerFlushInterval {
+            lastReaderFlush = now
+            do {
+                for transfer in transfers.values { try transfer.pending.flush(to: file) }
+            } catch {
+                fatal = fatal ?? error
+            }
+        }
+        if file.bytesWritten != reportedBytes || reportedBytes < 0 {
+            reportedBytes = file.bytesWritten
+            demand.written(file.written)
+        }
+    }
+
+    /// How long bytes a reader may wait for sit in a write buffer at most.
+    static let readerFlushInterval = 0.02
+}

@@ -1,0 +1,78 @@
+import Synchronization
+import VFetchCore
+
+/// What the player cache's readers want from a running download, and how they learn bytes arrived.
+///
+/// Readers, on any thread, say where they read and which byte they wait for; the engine takes the
+/// changes on its next turn (`Download.wake()` makes that at once) and calls `written` on its own
+/// thread whenever more of the file is on disk. A download with readers keeps its finished file
+/// where it is, with a complete manifest: that is how the cache stores its entries.
+package final class ReaderDemand: Sendable {
+    /// How much a download fetches beyond what readers need now.
+    package enum Prefetch: String, Sendable, CaseIterable {
+        /// The whole file, readers' windows first.
+        case full
+        /// A window of `lookahead` bytes ahead of each reader.
+        case window
+        /// Only a few blocks ahead of what readers ask for.
+        case none
+    }
+
+    struct Change {
+        var positions: [Int64]
+        var waits: [Int64]
+    }
+
+    private struct State {
+        var positions: [Int: Int64] = [:]
+        var waits: [Int64] = []
+        var changed = false
+    }
+
+    package let prefetch: Prefetch
+    private let state = Mutex(State())
+    let written: @Sendable (ByteRangeSet) -> Void
+
+    package init(prefetch: Prefetch, written: @escaping @Sendable (ByteRangeSet) -> Void) {
+        self.prefetch = prefetch
+        self.written = written
+    }
+
+    /// Bytes fetched ahead of each reader, in playback order.
+    var lookahead: Int64 {
+        switch prefetch {
+        case .full: 16 << 20
+        case .window: 64 << 20
+        case .none: 2 << 20
+        }
+    }
+
+    /// Where reader `id` reads now; nil when it is gone.
+    package func setPosition(_ offset: Int64?, of id: Int) {
+        state.withLock { state in
+            guard state.positions[id] != offset else { return }
+            state.positions[id] = offset
+            state.changed = true
+        }
+    }
+
+    /// A reader waits for the byte at `offset`: it goes first.
+    package func wait(at offset: Int64) {
+        state.withLock { state in
+            state.waits.append(offset)
+            state.changed = true
+        }
+    }
+
+    /// The changes since the last call, for the engine.
+    func take() -> Change? {
+        state.withLock { state in
+            guard state.changed else { return nil }
+            defer {
+                state.waits.removeAll()
+                state.changed = false
+            }
+            return Change(positions: state.positions.values.sorted(), waits: state.waits)
+        }
+    }
+}

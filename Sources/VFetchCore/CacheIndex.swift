@@ -1,0 +1,65 @@
+import Foundation
+
+/// The player cache's list of entries: which remote file each is and when it was last read.
+///
+/// An entry's bytes and validators live in its `ID.part` and `ID.vfetch` (the manifest `vfetch get`
+/// writes); the index adds what the manifest does not know: the key and the last access, for LRU
+/// eviction. IDs are hashes of keys, so no request can name a path.
+package struct CacheIndex: Codable, Sendable, Equatable {
+    package struct Entry: Codable, Sendable, Equatable {
+        package var key: String
+        package var url: String
+        /// Seconds since 1970.
+        package var lastAccess: Double
+
+        package init(key: String, url: String, lastAccess: Double) {
+            self.key = key
+            self.url = url
+            self.lastAccess = lastAccess
+        }
+    }
+
+    package static let formatVersion = 1
+    package var version = formatVersion
+    /// By entry ID.
+    package var entries: [String: Entry] = [:]
+
+    package init() {}
+
+    /// The entry ID for a key (the URL, or the `key=` a player gave): 32 hex digits of its SHA-256.
+    package static func id(forKey key: String) -> String {
+        String(SHA256.hex(Array(key.utf8)).prefix(32))
+    }
+
+    /// Whether `name` could be an entry ID: guards every path built from one.
+    package static func isID(_ name: some StringProtocol) -> Bool {
+        name.count == 32 && name.allSatisfy { $0.isHexDigit && !$0.isUppercase }
+    }
+
+    /// Entries to evict, least recently used first, until the rest fit in `maxBytes`; entries in
+    /// `inUse` (read or written now) are never chosen.
+    package func evictions(sizes: [String: Int64], maxBytes: Int64, inUse: Set<String>) -> [String] {
+        var total = sizes.values.reduce(0, +)
+        var chosen: [String] = []
+        let oldestFirst = sizes.keys.filter { !inUse.contains($0) }
+            .sorted { (entries[$0]?.lastAccess ?? 0, $0) < (entries[$1]?.lastAccess ?? 0, $1) }
+        for id in oldestFirst where total > maxBytes {
+            chosen.append(id)
+            total -= sizes[id] ?? 0
+        }
+        return chosen
+    }
+
+    package func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return try encoder.encode(self)
+    }
+
+    package init(decoding data: Data) throws {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        self = try decoder.decode(Self.self, from: data)
+    }
+}
