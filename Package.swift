@@ -28,6 +28,18 @@ let package = Package(
         .target(name: "VFetch", dependencies: ["VFetchCore", "CCurl"]),
         // Probes partial media files with libavformat: what is playable, which bytes are needed next.
         .target(name: "VFetchMedia", dependencies: ["VFetch", "VFetchCore", "CAVFormat"]),
+        // `vfetch serve`: the player cache over HTTP (SwiftNIO).
+        .target(
+            name: "VFetchServe",
+            dependencies: [
+                "VFetch",
+                "VFetchCore",
+                "VFetchMedia",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The `vfetch` command line.
         .executableTarget(
             name: "VFetchCLI",
@@ -35,6 +47,7 @@ let package = Package(
                 "VFetch",
                 "VFetchCore",
                 "VFetchMedia",
+                "VFetchServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

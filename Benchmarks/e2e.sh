@@ -22,10 +22,11 @@
 # vfetch is taken from $VFETCH, else <repo>/.build/release/vfetch; when it is
 # missing it is skipped.  E2E_NGINX_CHUNK overrides nginx's sendfile_max_chunk
 # in the throttled locations (default 128k; nginx's own default is 2m).
-# Results: Benchmarks/results/e2e-<date>.md, .csv (raw runs) and .access.log
-# (nginx's log of the runs).
+# Results: Benchmarks/results/e2e-<date>.md, .csv (raw runs), .access.log
+# (nginx's log of the runs), .events/ (vfetch's `--json` progress lines, one
+# file per run) and -throughput-<scenario>.png (with matplotlib, by plots.py).
 # Needs: bash >= 5, nginx >= 1.17, python3, /usr/bin/time (GNU), coreutils,
-# iproute2 (ip, tc) for the namespace.
+# iproute2 (ip, tc) for the namespace; matplotlib for the plots.
 set -euo pipefail
 export LC_ALL=C
 
@@ -34,6 +35,7 @@ REPO_ROOT=$(git -C "$SCRIPT_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$
 RESULTS_DIR="$SCRIPT_DIR/results"
 CONF_TEMPLATE="$SCRIPT_DIR/nginx.conf.in"
 REPORT_PY="$SCRIPT_DIR/e2e_report.py"
+PLOTS_PY="$SCRIPT_DIR/plots.py"
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 log() { printf '%s\n' "$*" >&2; }
@@ -157,9 +159,9 @@ tool_cmd() {  # tool url outdir outname
         vfetch)
             local extra=()
             [[ -n $VFETCH_ARGS ]] && read -r -a extra <<<"$VFETCH_ARGS"
-            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --quiet "${extra[@]}") ;;
+            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json "${extra[@]}") ;;
         vfetch-nocp)  # vfetch without periodic checkpoints: what checkpointing costs
-            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --quiet --checkpoint-interval 0) ;;
+            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json --checkpoint-interval 0) ;;
         aria2c) CMD=(aria2c -x16 -s16 -k1M --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;
         axel)   CMD=(axel -q -n 16 -o "$dir/$name" "$url") ;;
         curl)   CMD=(curl -s -o "$dir/$name" "$url") ;;
@@ -238,7 +240,10 @@ cleanup() {
     fi
     if [[ -n $TMP && -d $TMP ]]; then rm -rf -- "$TMP"; fi
     # an interrupted run that recorded nothing leaves no result file behind
-    if [[ -n ${CSV:-} && -f $CSV && $(wc -l <"$CSV") -le 1 ]]; then rm -f -- "$CSV"; fi
+    if [[ -n ${CSV:-} && -f $CSV && $(wc -l <"$CSV") -le 1 ]]; then
+        rm -f -- "$CSV"
+        [[ -n ${EVENTS_DIR:-} && -d $EVENTS_DIR ]] && rm -rf -- "$EVENTS_DIR"
+    fi
     exit "$rc"
 }
 trap cleanup EXIT
@@ -375,6 +380,7 @@ STAMP=$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RESULTS_DIR"
 CSV="$RESULTS_DIR/e2e-$STAMP.csv"
 MD="$RESULTS_DIR/e2e-$STAMP.md"
+EVENTS_DIR="$RESULTS_DIR/e2e-$STAMP.events"   # vfetch's --json lines (stdout), one file per run
 
 ver() { "$@" 2>&1 | head -n 1 || true; }
 meta date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -407,6 +413,7 @@ if [[ $MODE == netns ]]; then
 else
     meta wrapper "/usr/bin/time -f '$TIME_FMT' -o T timeout -k 5 LIMIT <command>"
 fi
+meta events "$(basename "$EVENTS_DIR")"
 for n in "${NOTES[@]}"; do meta note "$n"; done
 
 echo "scenario,size_bytes,location,capped,rep,order,tool,exit_code,status,wall_s,time_wall_s,user_s,sys_s,maxrss_kib,start_ts,end_ts,sha_ok" >"$CSV"
@@ -454,6 +461,10 @@ for sc in "${SCENARIOS[@]}"; do
                 status="exit_$R_RC"
             fi
             clean_out
+            if [[ $tool == vfetch* ]]; then  # its JSON event lines (stdout; stderr lines start with "vfetch:")
+                mkdir -p "$EVENTS_DIR"
+                grep '^{' "$TMP/tool.log" >"$EVENTS_DIR/$sc-$tool-rep$rep.jsonl" || true
+            fi
             echo "$sc,$size,/$loc/,$capped,$rep,$k,$tool,$R_RC,$status,$R_WALL,$t_wall,$t_user,$t_sys,$t_rss,$R_T0,$R_T1,$sha_ok" >>"$CSV"
             printf '   rep %d/%d  %-7s %8.2f s %8.1f MiB/s  cpu %6.2f s  rss %6.1f MiB  %s\n' \
                 "$rep" "$REPS" "$tool" "$R_WALL" "$(awk -v s="$size" -v w="$R_WALL" 'BEGIN {print s / 1048576 / w}')" \
@@ -461,7 +472,7 @@ for sc in "${SCENARIOS[@]}"; do
                 "$status" >&2
             if [[ $status != ok ]]; then
                 FAILED=$((FAILED + 1))
-                sed -n '1,5s/^/      | /p' "$TMP/tool.log" >&2
+                grep -v '^{' "$TMP/tool.log" | sed -n '1,5s/^/      | /p' >&2
             fi
         done
     done
@@ -472,7 +483,12 @@ set_cap 0
 # ---------------------------------------------------------------- report
 ACCESS="$RESULTS_DIR/e2e-$STAMP.access.log"
 cp "$RUN/access.log" "$ACCESS" 2>/dev/null || : >"$ACCESS"
+if [[ -d $EVENTS_DIR ]]; then
+    # before the report, which links the PNGs it finds next to itself
+    python3 "$PLOTS_PY" e2e --csv "$CSV" --events-dir "$EVENTS_DIR" --out-prefix "${MD%.md}" >&2 \
+        || log "NOTE: no throughput plots (plots.py failed or matplotlib is missing: scripts/install-deps.sh bench)"
+fi
 python3 "$REPORT_PY" --csv "$CSV" --meta "$META" --access-log "$ACCESS" --md "$MD"
 log ""
-log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: ${ACCESS#"$REPO_ROOT"/})"
+log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: ${ACCESS#"$REPO_ROOT"/}$([[ -d $EVENTS_DIR ]] && echo ", vfetch events: ${EVENTS_DIR#"$REPO_ROOT"/}/"))"
 ((FAILED == 0)) || log "NOTE: $FAILED run(s) did not finish OK (see the status column)"

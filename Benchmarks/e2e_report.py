@@ -10,6 +10,7 @@ import argparse
 import bisect
 import csv
 import math
+import os
 import re
 import statistics
 import sys
@@ -179,6 +180,10 @@ def main():
     w(f"- URL: `{meta.get('base_url', '')}/<location>/f-<size>.bin`; every download is checked "
       "against the SHA-256 of the generated random file, then deleted; before each scenario one "
       "untimed `curl` download of its file via `/fast/` warms the tmpfs")
+    if meta.get("events"):
+        w(f"- vfetch runs with `--json`: one progress line per 100 ms on stdout, into a file on "
+          f"{meta.get('tmpfs', 'tmpfs')} with the rest of its output; afterwards copied to "
+          f"`{meta.get('events')}/<scenario>-<tool>-rep<N>.jsonl` for the throughput plots")
     if meta.get("quick") == "1":
         w("- **--quick** (smaller files, 1 rep by default): indicative only")
     for n in metas.get("note", []):
@@ -277,6 +282,10 @@ def main():
                 cells.append(str(s["slow"]) if reqs else "—")
             cells.append(sha)
             w("| " + " | ".join(cells) + " |")
+        png = f"{os.path.splitext(a.md)[0]}-throughput-{sc}.png"
+        if os.path.exists(png):
+            w("")
+            w(f"![{sc}: vfetch throughput over time against the other tools' averages]({os.path.basename(png)})")
         if sc in tc_stats:
             w("")
             w(f"tc after this scenario: `{tc_stats[sc].strip()}`")

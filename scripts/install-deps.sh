@@ -6,19 +6,32 @@ packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev)  # 
 case "${1:-build}" in
   test)  packages+=(curl ffmpeg) ;;                   # tests: curl as a second client, ffmpeg/ffprobe as real players
   demo)  packages+=(ffmpeg) ;;                        # demo: makes a sample video
-  bench) packages+=(ffmpeg nginx-light aria2 axel wget curl time iproute2) ;;
+  bench) packages+=(ffmpeg nginx-light aria2 axel wget curl time iproute2) ;;  # + matplotlib, below
   build) ;;
   *) echo "usage: $0 [build|test|demo|bench]" >&2; exit 2 ;;
 esac
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "installing: ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# bench: matplotlib for Benchmarks/plots.py, for the python3 on PATH (which may not be Debian's).
+# pip first; where pip is missing or refuses (PEP 668, Debian's own python3), Debian's package.
+if [ "${1:-build}" = bench ] && ! python3 -c 'import matplotlib' 2>/dev/null; then
+  echo "installing: matplotlib (pip)"
+  if ! python3 -m pip install -q matplotlib; then
+    echo "pip could not install matplotlib; trying Debian's python3-matplotlib" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null \
+      || echo "WARNING: matplotlib not installed; the benchmarks will run without plots" >&2
+  fi
+fi

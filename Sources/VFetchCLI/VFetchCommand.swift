@@ -5,7 +5,7 @@ struct VFetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vfetch",
         abstract: "Fetch large video files over HTTP(S) with many connections at once.",
-        subcommands: [GetCommand.self, InfoCommand.self, StatusCommand.self]
+        subcommands: [GetCommand.self, InfoCommand.self, StatusCommand.self, ServeCommand.self, PlayCommand.self, CacheCommand.self]
     )
 
     static func main() async {

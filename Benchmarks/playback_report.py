@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Statistics and Markdown report for Benchmarks/playback.sh (Python 3 stdlib only).
+
+Inputs: the raw per-run CSV written by playback.sh, its metadata file
+(tab-separated "key<TAB>values..." lines) and the -re timeline CSV.  Writes a
+summary CSV (--summary) and the report (--md), and prints the report.
+"""
+
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+MIB = 1048576
+# Targets for the serve mode (issue 6).
+TARGET_PLAY_S = 42.0      # full -re decode of the 40 s clip through serve
+TARGET_TTFF_RATIO = 1.5   # serve TTFF / direct TTFF
+TARGET_SEEK_S = 1.0       # seek-to-play into an uncached position
+MODES = ("direct", "serve")
+MODE_NAME = {"direct": "direct from the origin", "serve": "through `vfetch serve`"}
+
+
+def parse_meta(path):
+    single, multi = {}, defaultdict(list)
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if not parts or not parts[0]:
+                continue
+            key, vals = parts[0], parts[1:]
+            multi[key].append(vals)
+            single[key] = vals[0] if len(vals) == 1 else vals
+    return single, multi
+
+
+def fnum(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def med(xs):
+    xs = [x for x in xs if not math.isnan(x)]
+    return statistics.median(xs) if xs else math.nan
+
+
+def isnan(x):
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def fmt(x, nd=2):
+    return "—" if isnan(x) else f"{x:.{nd}f}"
+
+
+def cell(walls, nd=2):
+    """Median with the range in brackets when there is more than one run."""
+    ok = [w for w in walls if not math.isnan(w)]
+    if not ok:
+        return "—"
+    s = fmt(med(ok), nd)
+    if len(ok) > 1:
+        s += f" ({min(ok):.{nd}f}–{max(ok):.{nd}f})"
+    return s
+
+
+def verdict(ok):
+    return "" if ok is None else (" ✅" if ok else " ❌")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--csv", required=True)
+    ap.add_argument("--meta", required=True)
+    ap.add_argument("--timeline", default="")
+    ap.add_argument("--summary", required=True)
+    ap.add_argument("--md", required=True)
+    a = ap.parse_args()
+
+    meta, metas = parse_meta(a.meta)
+    with open(a.csv, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+
+    clip = metas.get("clip", [["40", "0", "?", "0", ""]])[0]
+    clip_s = float(clip[0])
+    clip_bytes = int(clip[1])
+    boxes = clip[2] if len(clip) > 2 else "?"
+    moov_at = int(clip[3]) if len(clip) > 3 else 0
+    clip_cmd = clip[4] if len(clip) > 4 else ""
+    origin = metas.get("origin", [["1 MiB/s", "?", ""]])[0]
+    seek_to = meta.get("seek_to", "30")
+    serve_meta = metas.get("serve", [["0", ""]])[0]
+    serve_available = serve_meta[0] == "1"
+    serve_why = serve_meta[1] if len(serve_meta) > 1 else ""
+    frames = {m[0]: (m[1], m[2] if len(m) > 2 else "") for m in metas.get("frames", [])}
+
+    stats = {}
+    for mode in MODES:
+        mr = [r for r in rows if r["mode"] == mode]
+        st = {"runs": 0, "ok": 0, "fail": defaultdict(int)}
+        for what in ("play", "ttff", "seek", "probe"):
+            wr = [r for r in mr if r["measure"] == what]
+            if what != "probe":
+                st["runs"] += len(wr)
+            ok = [r for r in wr if r["status"] == "ok"]
+            if what != "probe":
+                st["ok"] += len(ok)
+            for r in wr:
+                if r["status"] != "ok":
+                    st["fail"][f"{what} {r['status']}"] += 1
+            st[what] = [fnum(r["wall_s"]) for r in ok]
+            st[what + "_med"] = med(st[what])
+        st["stall"] = [w - clip_s for w in st["play"]]
+        st["stall_med"] = med(st["stall"])
+        stats[mode] = st
+    d, s = stats["direct"], stats["serve"]
+    ttff_ratio = s["ttff_med"] / d["ttff_med"] if d["ttff_med"] > 0 else math.nan
+    have_serve = serve_available and s["runs"] > 0
+
+    def target(value, limit):
+        return None if isnan(value) else value <= limit
+
+    t_play = target(s["play_med"], TARGET_PLAY_S) if have_serve else None
+    t_ttff = target(ttff_ratio, TARGET_TTFF_RATIO) if have_serve else None
+    t_seek = target(s["seek_med"], TARGET_SEEK_S) if have_serve else None
+
+    # ------------------------------------------------------------ summary CSV
+    with open(a.summary, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["mode", "runs_ok", "runs", "full_decode_s", "stall_s", "ttff_s", "seek_s",
+                    "ttff_ratio_vs_direct", "frames_identical", "target_full_decode_s",
+                    "target_ttff_ratio", "target_seek_s", "meets_targets"])
+        for mode in MODES:
+            st = stats[mode]
+            avail = mode == "direct" or have_serve
+            fr = frames.get(mode, ("not available",))[0]
+            if not avail:
+                w.writerow([mode, 0, 0, "", "", "", "", "", "not available", "", "", "", "not available"])
+                continue
+            meets = ""
+            if mode == "serve":
+                flags = [t_play, t_ttff, t_seek]
+                meets = "yes" if all(x is True for x in flags) else ("no" if any(x is False for x in flags) else "")
+            w.writerow([mode, st["ok"], st["runs"],
+                        "" if isnan(st["play_med"]) else f"{st['play_med']:.3f}",
+                        "" if isnan(st["stall_med"]) else f"{st['stall_med']:.3f}",
+                        "" if isnan(st["ttff_med"]) else f"{st['ttff_med']:.3f}",
+                        "" if isnan(st["seek_med"]) else f"{st['seek_med']:.3f}",
+                        "" if mode == "direct" or isnan(ttff_ratio) else f"{ttff_ratio:.3f}",
+                        fr,
+                        TARGET_PLAY_S if mode == "serve" else "",
+                        TARGET_TTFF_RATIO if mode == "serve" else "",
+                        TARGET_SEEK_S if mode == "serve" else "",
+                        meets])
+
+    # ------------------------------------------------------------ Markdown
+    L = []
+    w = L.append
+    w(f"# vfetch playback benchmark — {meta.get('date', '')}")
+    w("")
+    w("## Setup")
+    w("")
+    w(f"- Machine: {meta.get('nproc', '?')} CPUs ({meta.get('cpu', '?')}), {meta.get('mem', '?')} RAM, "
+      f"{meta.get('os', '?')}, kernel {meta.get('kernel', '?')}")
+    for v in metas.get("version", []):
+        w(f"- {v[0]}: `{v[1] if len(v) > 1 else '?'}`")
+    w(f"- Clip: {clip_s:g} s, {clip_bytes / MIB:.1f} MiB = {clip_bytes * 8 / clip_s / 1e6:.2f} Mbit/s, "
+      f"H.264 1280×720@30 (2 s GOPs) + AAC; top-level boxes `{boxes}`: `moov` at byte {moov_at} "
+      f"({moov_at / clip_bytes * 100:.1f} % into the file), so a player must fetch the end before the first frame. "
+      f"Made with `{clip_cmd}`")
+    w(f"- Origin: nginx, 1 worker, `limit_rate 1m` ({origin[0]}) per connection, "
+      f"`sendfile_max_chunk {origin[1] if len(origin) > 1 else '?'}`, keep-alive, byte ranges; "
+      f"clip on {meta.get('tmpfs', 'tmpfs')}; URL `{origin[2] if len(origin) > 2 else ''}`. "
+      f"One connection delivers {1 * MIB * 8 / 1e6:.1f} Mbit/s, less than the clip's "
+      f"{clip_bytes * 8 / clip_s / 1e6:.1f} Mbit/s: a direct player cannot play it without stalling "
+      f"(downloading it over one connection takes ≥ {clip_bytes / MIB:.0f} s)")
+    if meta.get("mode") == "netns":
+        w("- Network: private network namespace (nginx, vfetch serve and the players on its `lo`), no link cap")
+    else:
+        w("- Network: **host loopback** (not root or no netns)")
+    if serve_available:
+        sc = metas.get("serve_cmd", [["vfetch serve", ""]])[0]
+        w(f"- Serve: a fresh `{sc[0].strip()}` per measurement (cold, empty cache on "
+          f"{meta.get('tmpfs', 'tmpfs')}), stopped with SIGINT afterwards; player URL "
+          "`http://127.0.0.1:PORT/stream?url=<origin URL, percent-encoded>`. Seek: the server started with "
+          f"`{sc[1] if len(sc) > 1 and sc[1] else '(its default prefetch)'}`, then `ffprobe URL` (untimed: head and "
+          f"`moov`), then the timed seek to {seek_to} s")
+    else:
+        w(f"- Serve: **not available** ({serve_why})")
+    w(f"- Each run: `{meta.get('wrapper', '')}`; wall time from timestamps around that (includes "
+      f"~{meta.get('wrapper_ms', '?')} ms wrapper start-up, measured with `true`, and ffmpeg's own start-up)")
+    w(f"- Repetitions: {meta.get('reps', '?')}; per rep both modes, alternating which goes first; "
+      "medians over successful runs (range in brackets)")
+    w("- `ffmpeg -re` does not stop its clock during a stall: afterwards it reads as fast as data arrives until "
+      f"it has caught up. So `stall` = wall − {clip_s:g} s is what the whole playback took longer than the clip, "
+      "a lower bound of a real player's rebuffering time")
+    if meta.get("quick") == "1":
+        w("- **--quick**: indicative only")
+    for n in metas.get("note", []):
+        w(f"- Note: {n[0]}")
+    w("")
+    w("## Results")
+    w("")
+    hdr = ["mode", "runs OK", f"full decode s (`-re`, {clip_s:g} s clip)", f"stall s (wall − {clip_s:g})",
+           "time to first frame s", f"seek to {seek_to} s, first frame s", "TTFF ÷ direct", "frames identical"]
+    w("| " + " | ".join(hdr) + " |")
+    w("|---|" + "---:|" * (len(hdr) - 2) + "---|")
+    for mode in MODES:
+        st = stats[mode]
+        fr = frames.get(mode, ("not available", ""))
+        if mode == "serve" and not have_serve:
+            w(f"| **{MODE_NAME[mode]}** | not available | — | — | — | — | — | not available |")
+            continue
+        runs_ok = f"{st['ok']}/{st['runs']}"
+        if st["fail"]:
+            runs_ok += " (" + ", ".join(f"{k}×{v}" for k, v in sorted(st["fail"].items())) + ")"
+        frames_cell = {"yes": "yes", "NO": "**NO**", "failed": "**check failed**"}.get(fr[0], fr[0])
+        if mode == "direct" and fr[0] != "not available":
+            frames_cell += " (origin, unthrottled: the check of the check)"
+        name = MODE_NAME[mode] if mode == "direct" else f"**{MODE_NAME[mode]}**"
+        w("| " + " | ".join([
+            name, runs_ok,
+            cell(st["play"]) + (verdict(t_play) if mode == "serve" else ""),
+            cell(st["stall"]),
+            cell(st["ttff"], 3),
+            cell(st["seek"], 3) + (verdict(t_seek) if mode == "serve" else ""),
+            "1.00" if mode == "direct" else fmt(ttff_ratio) + verdict(t_ttff),
+            frames_cell]) + " |")
+    w(f"| target (serve) | | ≤ {TARGET_PLAY_S:g} | ≤ {TARGET_PLAY_S - clip_s:g} | | ≤ {TARGET_SEEK_S:g} "
+      f"| ≤ {TARGET_TTFF_RATIO:g} | yes |")
+    w("")
+    if have_serve:
+        if s["probe"]:
+            w(f"Untimed `ffprobe` through the server before each seek run (head + `moov` into the cache): "
+              f"median {fmt(s['probe_med'], 3)} s.")
+            w("")
+        missed = [name for name, ok in (("full decode ≤ 42 s", t_play), ("TTFF ≤ 1.5× direct", t_ttff),
+                                        ("seek first frame ≤ 1 s", t_seek)) if ok is False]
+        unknown = [name for name, ok in (("full decode", t_play), ("TTFF", t_ttff), ("seek", t_seek)) if ok is None]
+        if missed:
+            w("Targets missed: " + "; ".join(missed) + ".")
+        elif unknown:
+            w("Targets not measured: " + ", ".join(unknown) + ".")
+        else:
+            w("All three targets met.")
+        w("")
+    plot = meta.get("plot")
+    if plot and os.path.exists(os.path.join(os.path.dirname(os.path.abspath(a.md)), plot)):
+        w(f"Media time against wall time of the `-re` runs (samples every 0.5 s from `-progress`; "
+          f"the dashed lines are uninterrupted playback after each mode's start-up):")
+        w("")
+        w(f"![playback timeline]({plot})")
+        w("")
+    w("Commands (`URL` is the origin URL or the serve URL):")
+    w("")
+    w("```")
+    for c in metas.get("cmd", []):
+        w(f"{c[0]:6} {c[1]}")
+    w("```")
+    text = "\n".join(L) + "\n"
+    sys.stdout.write(text)
+    with open(a.md, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import VFetchCore
+
+/// The player cache on disk: per entry `ID.part` and `ID.vfetch` (a `vfetch get` side file and its
+/// manifest, kept when complete), an `index.json` of keys and last accesses, and a `lock` held by
+/// whoever changes the directory (the server, or `vfetch cache rm|clear|gc`).
+package final class CacheDirectory: Sendable {
+    /// One entry as the files say, for `vfetch cache ls` and `/status`.
+    package struct EntryInfo: Sendable {
+        package var id: String
+        package var key: String
+        package var url: String
+        package var length: Int64?
+        /// Bytes the manifest records as saved.
+        package var bytesCached: Int64
+        /// Disk space the sparse file takes.
+        package var bytesOnDisk: Int64
+        package var lastAccess: Double
+        package var contentType: String?
+        package var presentRanges: [Range<Int64>]
+        package var isComplete: Bool { length.map { bytesCached == $0 } ?? false }
+    }
+
+    package let path: String
+    private let index: Mutex<(entries: CacheIndex, dirty: Bool)>
+    private let lockDescriptor: Int32
+
+    /// Opens (creating it if need be) and, when `exclusive`, locks the directory; `.busy` when another
+    /// process holds the lock. Without the lock only reading is safe.
+    package init(path: String, exclusive: Bool = true) throws(DownloadError) {
+        self.path = path
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .outputNotWritable("\(path): cannot create the cache directory")
+        }
+        var fd: Int32 = -1
+        if exclusive {
+            fd = open(path + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: path + "/lock") }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                close(fd)
+                throw .busy(path + " (a vfetch serve uses this cache; stop it first)")
+            }
+        }
+        lockDescriptor = fd
+        index = Mutex((Self.readIndex(path), false))
+    }
+
+    deinit { if lockDescriptor >= 0 { close(lockDescriptor) } }
+
+    /// The default: `$XDG_CACHE_HOME/vfetch`, or `~/.cache/vfetch`.
+    package static var defaultPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return base + "/vfetch" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/vfetch"
+    }
+
+    /// Where entry `id`'s files go (add `.part` / `.vfetch`); `id` is always a hash, never a path.
+    package func entryPath(_ id: String) -> String {
+        precondition(CacheIndex.isID(id), "entry IDs are hashes")
+        return path + "/" + id
+    }
+
+    /// Records a read of `key` now; returns its entry ID.
+    @discardableResult
+    package func touch(key: String, url: String) -> String {
+        let id = CacheIndex.id(forKey: key)
+        let now = Date().timeIntervalSince1970
+        index.withLock { index in
+            index.entries.entries[id] = CacheIndex.Entry(key: key, url: url, lastAccess: now)
+            index.dirty = true
+        }
+        return id
+    }
+
+    /// Every entry: those of the index, and files no index names (left by a crash), for `gc`.
+    package func entries() -> [EntryInfo] {
+        let known = index.withLock { $0.entries.entries }
+        var ids = Set(known.keys)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            let id = name.split(separator: ".").first.map(String.init) ?? ""
+            if CacheIndex.isID(id) { ids.insert(id) }
+        }
+        return ids.sorted().map { id in
+            let manifest = try? PartialDownload(outputPath: entryPath(id))
+            let entry = known[id]
+            return EntryInfo(
+                id: id, key: entry?.key ?? "", url: entry?.url ?? manifest?.url ?? "", length: manifest?.length,
+                bytesCached: manifest?.bytesDone ?? 0, bytesOnDisk: Self.diskUsage(entryPath(id) + ".part"),
+                lastAccess: entry?.lastAccess ?? 0, contentType: manifest?.contentType,
+                presentRanges: manifest?.presentRanges ?? [])
+        }
+    }
+
+    /// Deletes an entry's files and forgets it.
+    package func remove(_ id: String) {
+        let base = entryPath(id)
+        for suffix in [".part", ".vfetch", ".vfetch.tmp"] { unlink(base + suffix) }
+        index.withLock { index in
+            index.entries.entries[id] = nil
+            index.dirty = true
+        }
+        OutputFile.syncDirectory(of: base)
+    }
+
+    /// Evicts least recently used entries, never those in `inUse`, until the cache fits in `maxBytes`;
+    /// returns the evicted IDs.
+    @discardableResult
+    package func evict(toFit maxBytes: Int64, inUse: Set<String>) -> [String] {
+        let sizes = Dictionary(uniqueKeysWithValues: entries().map { ($0.id, $0.bytesOnDisk) })
+        let chosen = index.withLock { $0.entries.evictions(sizes: sizes, maxBytes: maxBytes, inUse: inUse) }
+        for id in chosen { remove(id) }
+        return chosen
+    }
+
+    /// Writes the index if it changed (atomically, like a manifest).
+    package func save() {
+        let data: Data? = index.withLock { index in
+            guard index.dirty else { return nil }
+            index.dirty = false
+            return try? index.entries.encoded()
+        }
+        guard let data else { return }
+        try? OutputFile.replaceDurably(path + "/index.json", with: [UInt8](data))
+    }
+
+    private static func readIndex(_ path: String) -> CacheIndex {
+        // A damaged index costs only access times and keys: the entries' own manifests stay valid.
+        guard let data = FileManager.default.contents(atPath: path + "/index.json"),
+            let index = try? CacheIndex(decoding: data), index.version == CacheIndex.formatVersion
+        else { return CacheIndex() }
+        return index
+    }
+
+    /// The space a (sparse) file takes on disk.
+    static func diskUsage(_ path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_blocks) * 512 : 0
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import VFetch
+
+struct PlayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play a remote video through the local cache: starts or reuses `vfetch serve`, then a player.",
+        discussion: "Exit codes: the player's, or 1 when no server could be started, 3 bad URL, 64 bad usage or no player found."
+    )
+
+    @Argument(help: "The http:// or https:// URL to play.")
+    var url: String
+
+    @Option(help: "The player command; the local URL is added as its last argument (default: the first of mpv, ffplay, vlc).")
+    var player: String?
+
+    @OptionGroup var location: CacheLocation
+
+    @Option(help: "The port for a server started here.")
+    var port = ServeCommand.defaultPort
+
+    func run() throws {
+        guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme?.lowercased()),
+            components.host?.isEmpty == false
+        else {
+            writeStandardError("vfetch: bad URL: \(url)\n")
+            throw ExitCode(ExitStatus.badURL.rawValue)
+        }
+        guard let command = playerCommand() else {
+            writeStandardError("vfetch: no player found (install mpv, ffplay or vlc, or pass --player CMD)\n")
+            throw ExitCode(64)
+        }
+        guard let server = location.runningServer() ?? startServer() else {
+            writeStandardError("vfetch: cannot start vfetch serve (see \(location.cacheDirectory)/serve.log)\n")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        var query = URLComponents()
+        query.queryItems = [URLQueryItem(name: "url", value: url)]
+        // `+` and `&` inside the URL must not read as query syntax.
+        let encoded = query.percentEncodedQuery!.replacingOccurrences(of: "+", with: "%2B")
+        let local = server + "/stream?" + encoded
+        FileHandle.standardOutput.write(Data((local + "\n").utf8))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst()) + [local]
+        try process.run()
+        process.waitUntilExit()
+        throw ExitCode(process.terminationStatus)
+    }
+
+    /// `--player` split on spaces, or the first known player on PATH; the program resolved on PATH.
+    func playerCommand() -> [String]? {
+        let words = player.map { $0.split(separator: " ").map(String.init) } ?? []
+        let candidates = words.isEmpty ? ["mpv", "ffplay", "vlc"].map { [$0] } : [words]
+        for candidate in candidates {
+            if let program = Self.resolve(candidate[0]) { return [program] + candidate.dropFirst() }
+        }
+        return nil
+    }
+
+    static func resolve(_ program: String) -> String? {
+        if program.contains("/") { return FileManager.default.isExecutableFile(atPath: program) ? program : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts `vfetch serve` in the background, in a session of its own so it outlives this command.
+    func startServer() -> String? {
+        try? FileManager.default.createDirectory(atPath: location.cacheDirectory, withIntermediateDirectories: true)
+        let log = location.cacheDirectory + "/serve.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        if !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
+            server.executableURL = Self.resolve(CommandLine.arguments[0]).map { URL(fileURLWithPath: $0) }
+        }
+        server.arguments = ["serve", "--cache-dir", location.cacheDirectory, "--port", String(port)]
+        server.standardOutput = FileHandle(forWritingAtPath: log)
+        server.standardError = FileHandle(forWritingAtPath: log)
+        server.standardInput = FileHandle.nullDevice
+        guard (try? server.run()) != nil else { return nil }
+        for _ in 0..<100 {
+            if let url = location.runningServer() { return url }
+            if !server.isRunning { return nil }
+            usleep(50_000)
+        }
+        return nil
+    }
+}

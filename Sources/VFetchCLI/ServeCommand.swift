@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import VFetch
+import VFetchServe
+
+/// Where a player cache lives, and how its server is found: `server.json` in the cache directory.
+struct CacheLocation: ParsableArguments {
+    @Option(name: .customLong("cache-dir"), help: "The cache directory (default: $XDG_CACHE_HOME/vfetch or ~/.cache/vfetch).")
+    var cacheDirectory = CacheDirectory.defaultPath
+
+    var serverFile: String { cacheDirectory + "/server.json" }
+
+    /// The URL of the server running on this cache, if its record names one that answers.
+    func runningServer() -> String? {
+        guard let data = FileManager.default.contents(atPath: serverFile),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let url = object["url"] as? String, let port = object["port"] as? Int, let host = object["host"] as? String,
+            canConnect(host: host, port: port)
+        else { return nil }
+        return url
+    }
+}
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve remote files to players through a local cache, downloading what they need first.",
+        discussion: """
+            Players read http://HOST:PORT/stream?url=<percent-encoded URL> (add key=K for URLs whose query \
+            changes, such as signed links); GET /status shows the cache. Exit codes: 0 stopped, 1 cannot \
+            listen, 7 cache directory not writable, 11 another server uses the cache directory, 64 bad usage.
+            """
+    )
+
+    static let defaultPort = 7311
+
+    @Option(help: "Address to listen on; anything but loopback exposes the cache to the network.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0: any free port).")
+    var port = Self.defaultPort
+
+    @OptionGroup var location: CacheLocation
+
+    @Option(name: .customLong("max-cache-size"), help: "Evict least recently used entries beyond this size (K, M, G, T).")
+    var maxCacheSize = ByteCount(argument: "10G")!
+
+    @Option(help: "What to fetch beyond what players read: full (the whole file), window (64 MiB ahead of each player), none.")
+    var prefetch = ReaderDemand.Prefetch.full
+
+    @Option(name: [.customShort("c"), .long], help: "Parallel connections per file at most (1-256).")
+    var connections = DownloadOptions().connections
+
+    @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' for the origin (repeatable).")
+    var header: [String] = []
+
+    func validate() throws {
+        if !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
+        for line in header where !line.contains(":") {
+            throw ValidationError("header '\(line)' must look like 'Name: value'")
+        }
+    }
+
+    func run() async throws {
+        let directory: CacheDirectory
+        do {
+            directory = try CacheDirectory(path: location.cacheDirectory)
+        } catch {
+            writeStandardError("vfetch: \(error)\n")
+            throw ExitCode(ExitStatus(error).rawValue)
+        }
+        var settings = PlayerCache.Settings()
+        settings.maxBytes = maxCacheSize.bytes
+        settings.prefetch = prefetch
+        settings.download.connections = connections
+        settings.download.headers = header
+        let cache = PlayerCache(directory: directory, settings: settings)
+        let server: CacheServer
+        do {
+            server = try await CacheServer.start(cache: cache, host: host, port: port)
+        } catch {
+            writeStandardError("vfetch: cannot listen on \(host):\(port): \(error)\n")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        let record: [String: Any] = ["url": server.baseURL, "host": host, "port": server.port, "pid": Int(getpid())]
+        if let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) {
+            try? data.write(to: URL(fileURLWithPath: location.serverFile), options: .atomic)
+        }
+        FileHandle.standardOutput.write(Data("vfetch serve: \(server.baseURL) (cache \(location.cacheDirectory))\n".utf8))
+        let maintenance = Task { await cache.maintain() }
+        await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
+            Interrupts.onInterrupt { stopped.resume() }
+        }
+        maintenance.cancel()
+        try? FileManager.default.removeItem(atPath: location.serverFile)
+        await server.shutdown()
+    }
+}
+
+extension ReaderDemand.Prefetch: ExpressibleByArgument {}
+
+/// Whether something accepts TCP connections at host:port (a quick local check).
+func canConnect(host: String, port: Int) -> Bool {
+    var hints = addrinfo()
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    var list: UnsafeMutablePointer<addrinfo>?
+    guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else { return false }
+    defer { freeaddrinfo(list) }
+    let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0
+}

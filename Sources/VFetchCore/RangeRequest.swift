@@ -1,0 +1,66 @@
+/// What a client's `Range` header asks of a file of known length (RFC 9110, single ranges).
+package enum RangeRequest: Equatable, Sendable {
+    /// No header, or one we may ignore (several ranges, another unit): the whole file, 200.
+    case whole
+    /// One satisfiable range: 206 with this part.
+    case part(Range<Int64>)
+    /// Syntactically valid but outside the file: 416.
+    case unsatisfiable
+    /// Not a byte range at all: 400.
+    case malformed
+
+    package init(header: String?, length: Int64) {
+        guard let header = header?.trimmingWhitespace, !header.isEmpty else {
+            self = .whole
+            return
+        }
+        let parts = header.split(separator: "=", maxSplits: 1)
+        guard parts.count == 2 else {
+            self = .malformed
+            return
+        }
+        guard parts[0].trimmingWhitespace.lowercased() == "bytes" else {
+            self = .whole  // an unknown unit may be ignored
+            return
+        }
+        let specs = parts[1].split(separator: ",", omittingEmptySubsequences: false)
+        guard specs.count == 1 else {
+            // Several ranges are valid HTTP that we answer with the whole file, when each is well formed.
+            self = specs.allSatisfy { Self.parse($0, length: length) != .malformed } ? .whole : .malformed
+            return
+        }
+        self = Self.parse(specs[0], length: length)
+    }
+
+    private static func parse(_ spec: Substring, length: Int64) -> RangeRequest {
+        let bounds = spec.trimmingWhitespace.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2 else { return .malformed }
+        let first = bounds[0].isEmpty ? nil : Int64(bounds[0])
+        let last = bounds[1].isEmpty ? nil : Int64(bounds[1])
+        if !bounds[0].isEmpty, first == nil || first! < 0 { return .malformed }
+        if !bounds[1].isEmpty, last == nil || last! < 0 { return .malformed }
+        switch (first, last) {
+        case (let first?, let last?):
+            guard first <= last else { return .malformed }
+            return first < length ? .part(first..<min(last + 1, length)) : .unsatisfiable
+        case (let first?, nil):
+            return first < length ? .part(first..<length) : .unsatisfiable
+        case (nil, let suffix?):
+            // The last `suffix` bytes.
+            return suffix > 0 && length > 0 ? .part(max(0, length - suffix)..<length) : .unsatisfiable
+        case (nil, nil):
+            return .malformed
+        }
+    }
+}
+
+extension StringProtocol {
+    fileprivate var trimmingWhitespace: Substring {
+        let trimmed = drop { $0 == " " || $0 == "\t" }
+        var end = trimmed.endIndex
+        while end > trimmed.startIndex, trimmed[trimmed.index(before: end)] == " " || trimmed[trimmed.index(before: end)] == "\t" {
+            end = trimmed.index(before: end)
+        }
+        return Substring(trimmed[trimmed.startIndex..<end])
+    }
+}

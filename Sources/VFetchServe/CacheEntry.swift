@@ -1,0 +1,230 @@
+import NIOCore
+import Synchronization
+import VFetch
+import VFetchCore
+
+/// One remote file in the player cache, while the server runs: the download that fills it, the
+/// bytes on disk, and the readers waiting for more.
+///
+/// A download starts with the first reader (its probe also revalidates what earlier runs cached:
+/// a changed remote file is discarded) and runs until the file is complete; with `--prefetch
+/// window|none` it is stopped once no reader is left. Readers are served only bytes the running
+/// download reported as written, or those of an entry completed in this run.
+final class CacheEntry: Sendable {
+    let id: String
+    let url: String
+    /// Where the download writes: `path.part`, with its manifest `path.vfetch`.
+    let path: String
+    private let options: DownloadOptions
+    private let prefetch: ReaderDemand.Prefetch
+
+    private struct Waiter {
+        var offset: Int64
+        var promise: EventLoopPromise<Void>
+    }
+
+    private struct State {
+        var download: Download?
+        var demand: ReaderDemand?
+        var remote: RemoteInfo?
+        var written = ByteRangeSet()
+        var complete = false
+        var opening: [EventLoopPromise<RemoteInfo>] = []
+        var waiters: [Waiter] = []
+        /// Where each reader reads, by reader number.
+        var readers: [Int: Int64] = [:]
+        var nextReader = 0
+        /// Bumped when a download starts, so a late idle timer of an earlier one does nothing.
+        var generation = 0
+    }
+
+    private let state = Mutex(State())
+
+    init(id: String, url: String, path: String, options: DownloadOptions, prefetch: ReaderDemand.Prefetch) {
+        self.id = id
+        self.url = url
+        self.path = path
+        self.options = options
+        self.prefetch = prefetch
+    }
+
+    /// The remote file's facts, once its download has probed it (at once when already known).
+    func open(on loop: any EventLoop) -> EventLoopFuture<RemoteInfo> {
+        let promise = loop.makePromise(of: RemoteInfo.self)
+        let known: RemoteInfo? = state.withLock { state in
+            if let remote = state.remote, state.complete || state.download != nil { return remote }
+            state.opening.append(promise)
+            if state.download == nil { startDownload(&state) }
+            return nil
+        }
+        if let known { promise.succeed(known) }
+        return promise.futureResult
+    }
+
+    /// How many bytes from `offset` on are on disk without a gap.
+    func presentBytes(from offset: Int64) -> Int64 {
+        state.withLock { state in
+            if state.complete, let length = state.remote?.length { return max(0, length - offset) }
+            guard let run = state.written.ranges.first(where: { $0.contains(offset) }) else { return 0 }
+            return run.upperBound - offset
+        }
+    }
+
+    /// Succeeds once the byte at `offset` is on disk; fails when the download fails first. The byte
+    /// goes to the front of the download's queue.
+    func whenPresent(_ offset: Int64, on loop: any EventLoop) -> EventLoopFuture<Void> {
+        let promise = loop.makePromise(of: Void.self)
+        let ready: Bool = state.withLock { state in
+            if state.complete || state.written.contains(offset) { return true }
+            state.waiters.append(Waiter(offset: offset, promise: promise))
+            if state.download == nil { startDownload(&state) }
+            state.demand?.wait(at: offset)
+            state.download?.wake()
+            return false
+        }
+        if ready { promise.succeed() }
+        return promise.futureResult
+    }
+
+    // MARK: - Readers
+
+    /// A reader starts at `offset`; returns its number for `move` and `leave`.
+    func join(at offset: Int64) -> Int {
+        state.withLock { state in
+            state.nextReader += 1
+            state.readers[state.nextReader] = offset
+            state.demand?.setPosition(offset, of: state.nextReader)
+            return state.nextReader
+        }
+    }
+
+    func move(_ reader: Int, to offset: Int64) {
+        state.withLock { state in
+            state.readers[reader] = offset
+            state.demand?.setPosition(offset, of: reader)
+        }
+    }
+
+    func leave(_ reader: Int) {
+        let idle: (Download, Int)? = state.withLock { state in
+            state.readers[reader] = nil
+            state.demand?.setPosition(nil, of: reader)
+            state.download?.wake()
+            guard state.readers.isEmpty, prefetch != .full, let download = state.download else { return nil }
+            return (download, state.generation)
+        }
+        // Without full prefetch an entry nobody reads stops downloading after a grace period (a
+        // player seeking closes one connection before it opens the next).
+        guard let (download, generation) = idle else { return }
+        Task {
+            try? await Task.sleep(for: .seconds(5))
+            let stillIdle = state.withLock { $0.readers.isEmpty && $0.generation == generation }
+            if stillIdle { download.cancel() }
+        }
+    }
+
+    // MARK: - Status
+
+    struct Status: Sendable {
+        var readers: Int
+        var downloading: Bool
+        var complete: Bool
+        var bytesPresent: Int64
+        var length: Int64?
+        var contentType: String?
+        var present: [Range<Int64>]
+    }
+
+    var status: Status {
+        state.withLock { state in
+            let present = state.complete ? [0..<(state.remote?.length ?? 0)] : state.written.ranges
+            return Status(
+                readers: state.readers.count, downloading: state.download != nil, complete: state.complete,
+                bytesPresent: present.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) },
+                length: state.remote?.length, contentType: state.remote?.contentType, present: present)
+        }
+    }
+
+    /// Read or written now: never evicted.
+    var isInUse: Bool { state.withLock { !$0.readers.isEmpty || $0.download != nil } }
+
+    /// Stops the download, which checkpoints; for shutdown.
+    func stop() async {
+        let download = state.withLock { $0.download }
+        download?.cancel()
+        while state.withLock({ $0.download != nil }) { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    // MARK: - The download
+
+    private func startDownload(_ state: inout State) {
+        var options = options
+        options.stream = true  // head and tail first, then the MP4 index
+        options.overwrite = true
+        let demand = ReaderDemand(prefetch: prefetch) { [weak self] written in self?.wrote(written) }
+        for (reader, offset) in state.readers { demand.setPosition(offset, of: reader) }
+        let download = Download(url: url, to: .file(path), options: options, demand: demand)
+        state.generation += 1
+        state.download = download
+        state.demand = demand
+        state.complete = false
+        state.written = ByteRangeSet()
+        Task { [self] in
+            let run = Task { () -> Result<DownloadSummary, DownloadError> in
+                do throws(DownloadError) { return .success(try await download.run()) } catch { return .failure(error) }
+            }
+            // The events end when the download does, so `started` is always seen before `ended`.
+            for await event in download.events {
+                if case .started(let info) = event { started(info) }
+            }
+            ended(download, await run.value)
+        }
+    }
+
+    private func started(_ info: RemoteInfo) {
+        let opening = state.withLock { state in
+            state.remote = info
+            defer { state.opening.removeAll() }
+            return state.opening
+        }
+        for promise in opening { promise.succeed(info) }
+    }
+
+    /// Called on the download's thread with all bytes written so far.
+    private func wrote(_ written: ByteRangeSet) {
+        let ready = state.withLock { state in
+            state.written = written
+            let ready = state.waiters.filter { written.contains($0.offset) }
+            state.waiters.removeAll { written.contains($0.offset) }
+            return ready
+        }
+        for waiter in ready { waiter.promise.succeed() }
+    }
+
+    private func ended(_ download: Download, _ result: Result<DownloadSummary, DownloadError>) {
+        let (opening, waiters) = state.withLock { state in
+            guard state.download === download else { return ([EventLoopPromise<RemoteInfo>](), [Waiter]()) }
+            state.download = nil
+            state.demand = nil
+            if case .success = result { state.complete = true }
+            defer {
+                state.opening.removeAll()
+                state.waiters.removeAll()
+            }
+            return (state.opening, state.waiters)
+        }
+        switch result {
+        case .success:
+            for waiter in waiters { waiter.promise.succeed() }
+            // A download that completed without a probe answer (empty file) still opens.
+            if let remote = state.withLock({ $0.remote }) {
+                for promise in opening { promise.succeed(remote) }
+            } else {
+                for promise in opening { promise.fail(DownloadError.badResponse("no answer from the origin")) }
+            }
+        case .failure(let error):
+            for waiter in waiters { waiter.promise.fail(error) }
+            for promise in opening { promise.fail(error) }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// `vfetch serve`: the player cache over HTTP on one address.
+package final class CacheServer: Sendable {
+    package let cache: PlayerCache
+    private let channel: any Channel
+    private let threadPool: NIOThreadPool
+    /// The port bound (the one asked for, or the one the system chose for 0).
+    package let port: Int
+    package let host: String
+
+    private init(cache: PlayerCache, channel: any Channel, threadPool: NIOThreadPool, host: String, port: Int) {
+        self.cache = cache
+        self.channel = channel
+        self.threadPool = threadPool
+        self.host = host
+        self.port = port
+    }
+
+    package static func start(cache: PlayerCache, host: String, port: Int) async throws -> CacheServer {
+        let threadPool = NIOThreadPool(numberOfThreads: 2)
+        threadPool.start()
+        do {
+            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(PlayerConnection(cache: cache, threadPool: threadPool))
+                    }
+                }
+                .bind(host: host, port: port)
+                .get()
+            let bound = channel.localAddress?.port ?? port
+            return CacheServer(cache: cache, channel: channel, threadPool: threadPool, host: host, port: bound)
+        } catch {
+            try? await threadPool.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// "http://HOST:PORT", for players.
+    package var baseURL: String {
+        let authority = host.contains(":") ? "[\(host)]" : host
+        return "http://\(authority):\(port)"
+    }
+
+    /// Stops listening and closes connections, then stops the downloads (each checkpoints).
+    package func shutdown() async {
+        try? await channel.close()
+        await cache.shutdown()
+        try? await threadPool.shutdownGracefully()
+    }
+}

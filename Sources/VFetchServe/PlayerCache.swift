@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+import VFetch
+import VFetchCore
+import VFetchMedia
+
+/// The cache behind `vfetch serve`: live entries by ID over a `CacheDirectory`, kept under a size.
+package final class PlayerCache: Sendable {
+    package struct Settings: Sendable {
+        package var maxBytes: Int64 = 10 << 30
+        package var prefetch = ReaderDemand.Prefetch.full
+        package var download = DownloadOptions()
+        package init() {}
+    }
+
+    package let directory: CacheDirectory
+    package let settings: Settings
+    private let entries = Mutex<[String: CacheEntry]>([:])
+
+    package init(directory: CacheDirectory, settings: Settings) {
+        self.directory = directory
+        self.settings = settings
+    }
+
+    /// The entry for `key` (the URL unless the player gave one), made on first use; counts as an access.
+    func entry(key: String, url: String) -> CacheEntry {
+        let id = directory.touch(key: key, url: url)
+        let (entry, isNew) = entries.withLock { entries in
+            if let entry = entries[id] { return (entry, false) }
+            let entry = CacheEntry(
+                id: id, url: url, path: directory.entryPath(id), options: settings.download, prefetch: settings.prefetch)
+            entries[id] = entry
+            return (entry, true)
+        }
+        if isNew { trim() }
+        return entry
+    }
+
+    /// Evicts least recently used entries nobody reads or writes until the cache fits.
+    package func trim() {
+        let inUse = entries.withLock { entries in Set(entries.filter { $0.value.isInUse }.keys) }
+        let evicted = directory.evict(toFit: settings.maxBytes, inUse: inUse)
+        entries.withLock { entries in for id in evicted { entries[id] = nil } }
+    }
+
+    /// Saves the index and trims every few seconds, until cancelled.
+    package func maintain() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(5))
+            trim()
+            directory.save()
+        }
+    }
+
+    /// Stops every download (each checkpoints) and saves the index.
+    package func shutdown() async {
+        for entry in entries.withLock({ Array($0.values) }) { await entry.stop() }
+        directory.save()
+    }
+
+    /// `GET /status` as JSON: entries, bytes cached, readers, and per entry the playable time ranges.
+    func statusJSON() async -> [UInt8] {
+        let status = await status()
+        let data = (try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data()
+        return Array(data) + [10]
+    }
+
+    private func status() async -> [String: Any] {
+        let live = entries.withLock { $0 }
+        var list: [[String: Any]] = []
+        var totalCached: Int64 = 0
+        var totalReaders = 0
+        for info in directory.entries() {
+            let now = live[info.id]?.status
+            let present = now?.present ?? info.presentRanges
+            let length = now?.length ?? info.length
+            let cached = present.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) }
+            totalCached += cached
+            totalReaders += now?.readers ?? 0
+            var item: [String: Any] = [
+                "id": info.id, "url": info.url, "key": info.key, "bytes_cached": cached,
+                "bytes_on_disk": info.bytesOnDisk, "readers": now?.readers ?? 0,
+                "downloading": now?.downloading ?? false, "complete": length.map { cached == $0 } ?? false,
+                "last_access": info.lastAccess,
+            ]
+            if let length {
+                item["length"] = length
+                item["playable"] = await playable(path: directory.entryPath(info.id) + ".part", length: length, present: present)
+            }
+            list.append(item)
+        }
+        return ["entries": list, "bytes_cached": totalCached, "readers": totalReaders]
+    }
+
+    /// Seconds playable from the bytes present, as [start, end] pairs; empty when not media or no index yet.
+    private func playable(path: String, length: Int64, present: [Range<Int64>]) async -> [[Double]] {
+        guard !present.isEmpty, let (_, ranges) = try? await probeMedia(path: path, length: length, present: present)
+        else { return [] }
+        return ranges.map { [$0.lowerBound, $0.upperBound] }
+    }
+}

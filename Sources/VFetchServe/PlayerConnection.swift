@@ -1,0 +1,263 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import VFetch
+import VFetchCore
+
+/// One player's HTTP/1.1 connection: routes each request and streams cached bytes as they arrive.
+///
+/// It runs only on its channel's event loop, so its fields need no lock. NIO's pipelining handler in
+/// front of it holds back the next request until this response's end is written.
+final class PlayerConnection: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// Bytes read from the cache file and written per step.
+    private static let chunkSize: Int64 = 256 << 10
+
+    /// The body being sent and where it stands.
+    private struct Body {
+        var entry: CacheEntry
+        var reader: Int
+        var file: Int32
+        var offset: Int64
+        var end: Int64
+        var keepAlive: Bool
+    }
+
+    private let cache: PlayerCache
+    private let threadPool: NIOThreadPool
+    private var requestHead: HTTPRequestHead?
+    private var body: Body?
+    /// Bumped per response, so a late callback of an earlier one does nothing.
+    private var generation = 0
+
+    init(cache: PlayerCache, threadPool: NIOThreadPool) {
+        self.cache = cache
+        self.threadPool = threadPool
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): requestHead = head
+        case .body: break
+        case .end:
+            guard let head = requestHead else { return }
+            requestHead = nil
+            route(head, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        endBody()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { endBody() }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Players reset connections when they seek or quit: close quietly.
+        endBody()
+        context.close(promise: nil)
+    }
+
+    // MARK: - Routing
+
+    private func route(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        generation += 1
+        guard let components = URLComponents(string: head.uri) else {
+            return fail(.badRequest, "malformed request target", head, context)
+        }
+        switch components.path {
+        case "/stream":
+            guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
+            let query = components.queryItems ?? []
+            guard let url = query.first(where: { $0.name == "url" })?.value, !url.isEmpty else {
+                return fail(.badRequest, "missing url= (a percent-encoded http or https URL)", head, context)
+            }
+            guard let remote = URLComponents(string: url), ["http", "https"].contains(remote.scheme?.lowercased()),
+                remote.host?.isEmpty == false
+            else { return fail(.badRequest, "not an http or https URL: \(url)", head, context) }
+            let key = query.first { $0.name == "key" }?.value.flatMap { $0.isEmpty ? nil : $0 } ?? url
+            stream(cache.entry(key: key, url: url), head, context)
+        case "/status":
+            guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
+            let current = generation
+            let loop = context.eventLoop
+            let cache = cache
+            let promise = loop.makePromise(of: [UInt8].self)
+            promise.completeWithTask { await cache.statusJSON() }
+            promise.futureResult.assumeIsolated().whenSuccess { json in
+                guard current == self.generation else { return }
+                self.respond(.ok, type: "application/json", body: json, head, context)
+            }
+        default:
+            fail(.notFound, "no such path: \(components.path) (try /stream?url=… or /status)", head, context)
+        }
+    }
+
+    private func stream(_ entry: CacheEntry, _ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        let current = generation
+        entry.open(on: context.eventLoop).assumeIsolated().whenComplete { result in
+            guard current == self.generation, context.channel.isActive else { return }
+            switch result {
+            case .failure(let error):
+                self.fail(.badGateway, "origin: \(error)", head, context)
+            case .success(let remote):
+                self.answer(head, entry: entry, remote: remote, context: context)
+            }
+        }
+    }
+
+    private func answer(_ head: HTTPRequestHead, entry: CacheEntry, remote: RemoteInfo, context: ChannelHandlerContext) {
+        guard let length = remote.length else {
+            return fail(.badGateway, "the origin does not say the file's length; use vfetch get", head, context)
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Accept-Ranges", value: "bytes")
+        headers.add(name: "Content-Type", value: remote.contentType ?? "application/octet-stream")
+        if let etag = remote.etag { headers.add(name: "ETag", value: etag) }
+        if let modified = remote.lastModified { headers.add(name: "Last-Modified", value: modified) }
+        let range: Range<Int64>
+        let status: HTTPResponseStatus
+        switch RangeRequest(header: head.headers.first(name: "Range"), length: length) {
+        case .whole:
+            (range, status) = (0..<length, .ok)
+        case .part(let part):
+            (range, status) = (part, .partialContent)
+            headers.add(name: "Content-Range", value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(length)")
+        case .unsatisfiable:
+            headers.add(name: "Content-Range", value: "bytes */\(length)")
+            return fail(.rangeNotSatisfiable, "range not satisfiable (length \(length))", head, context, headers: headers)
+        case .malformed:
+            return fail(.badRequest, "malformed Range header", head, context)
+        }
+        headers.add(name: "Content-Length", value: String(range.count))
+        guard head.method == .GET, !range.isEmpty else {
+            return send(status, headers: headers, body: nil, head, context)
+        }
+        let file = open(entry.path + ".part", O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return fail(.internalServerError, "cannot open the cache file", head, context) }
+        keepAliveHeaders(&headers, head)
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        body = Body(
+            entry: entry, reader: entry.join(at: range.lowerBound), file: file, offset: range.lowerBound,
+            end: range.upperBound, keepAlive: head.isKeepAlive)
+        pump(context: context)
+    }
+
+    // MARK: - The body
+
+    /// Sends what is on disk from the body's offset, one chunk at a time (each after the last is
+    /// written: a paused player holds nothing up), and waits for the download at a missing byte.
+    private func pump(context: ChannelHandlerContext) {
+        guard let current = body else { return }
+        let generation = generation
+        if current.offset == current.end {
+            endBody()
+            let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+            if !current.keepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+            return
+        }
+        let available = current.entry.presentBytes(from: current.offset)
+        guard available > 0 else {
+            current.entry.whenPresent(current.offset, on: context.eventLoop).assumeIsolated().whenComplete { result in
+                guard generation == self.generation, self.body != nil else { return }
+                if case .failure = result {
+                    // The origin failed mid-response: the player sees a short body and retries.
+                    self.endBody()
+                    context.close(promise: nil)
+                } else {
+                    self.pump(context: context)
+                }
+            }
+            return
+        }
+        let count = Int(min(available, current.end - current.offset, Self.chunkSize))
+        let (file, offset) = (current.file, current.offset)
+        let allocator = context.channel.allocator
+        threadPool.runIfActive(eventLoop: context.eventLoop) { () throws -> ByteBuffer in
+            var buffer = allocator.buffer(capacity: count)
+            let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+                max(0, pread(file, pointer.baseAddress!, count, off_t(offset)))
+            }
+            guard read == count else { throw IOError(errnoCode: EIO, reason: "short read of the cache file") }
+            return buffer
+        }.assumeIsolated().whenComplete { result in
+            guard generation == self.generation, var body = self.body else { return }
+            guard case .success(let buffer) = result else {
+                self.endBody()
+                context.close(promise: nil)
+                return
+            }
+            body.offset += Int64(count)
+            self.body = body
+            body.entry.move(body.reader, to: body.offset)
+            context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(buffer)))).assumeIsolated().whenComplete { result in
+                guard generation == self.generation else { return }
+                if case .failure = result {
+                    self.endBody()
+                    context.close(promise: nil)
+                } else {
+                    self.pump(context: context)
+                }
+            }
+        }
+    }
+
+    private func endBody() {
+        guard let current = body else { return }
+        body = nil
+        close(current.file)
+        current.entry.leave(current.reader)
+    }
+
+    // MARK: - Small answers
+
+    private func notAllowed(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Allow", value: "GET, HEAD")
+        fail(.methodNotAllowed, "method \(head.method.rawValue) not allowed", head, context, headers: headers)
+    }
+
+    private func fail(
+        _ status: HTTPResponseStatus, _ message: String, _ head: HTTPRequestHead, _ context: ChannelHandlerContext,
+        headers: HTTPHeaders = HTTPHeaders()
+    ) {
+        respond(status, type: "text/plain; charset=utf-8", body: Array("vfetch: \(message)\n".utf8), head, context, headers: headers)
+    }
+
+    private func respond(
+        _ status: HTTPResponseStatus, type: String, body: [UInt8], _ head: HTTPRequestHead,
+        _ context: ChannelHandlerContext, headers: HTTPHeaders = HTTPHeaders()
+    ) {
+        var headers = headers
+        headers.replaceOrAdd(name: "Content-Type", value: type)
+        headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
+        send(status, headers: headers, body: head.method == .HEAD ? nil : body, head, context)
+    }
+
+    private func send(
+        _ status: HTTPResponseStatus, headers: HTTPHeaders, body: [UInt8]?, _ head: HTTPRequestHead,
+        _ context: ChannelHandlerContext
+    ) {
+        var headers = headers
+        keepAliveHeaders(&headers, head)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil) }
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !head.isKeepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+    }
+
+    private func keepAliveHeaders(_ headers: inout HTTPHeaders, _ head: HTTPRequestHead) {
+        if !head.isKeepAlive {
+            headers.replaceOrAdd(name: "Connection", value: "close")
+        } else if head.version.major == 1 && head.version.minor == 0 {
+            headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+        }
+    }
+}

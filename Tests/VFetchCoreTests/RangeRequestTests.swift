@@ -1,0 +1,32 @@
+import Testing
+@testable import VFetchCore
+
+@Suite struct RangeRequestTests {
+    @Test(arguments: [
+        (nil, RangeRequest.whole),
+        ("bytes=0-99", .part(0..<100)),
+        ("bytes=0-", .part(0..<1000)),
+        ("bytes=990-2000", .part(990..<1000)),
+        ("bytes=-100", .part(900..<1000)),
+        ("bytes=-5000", .part(0..<1000)),
+        (" bytes = 5-9 ", .part(5..<10)),
+        ("bytes=1000-", .unsatisfiable),
+        ("bytes=-0", .unsatisfiable),
+        ("bytes=0-1,5-9", .whole),
+        ("items=0-9", .whole),
+        ("bytes=abc", .malformed),
+        ("bytes=9-5", .malformed),
+        ("bytes=-", .malformed),
+        ("bytes", .malformed),
+        ("bytes=0-1,x", .malformed),
+        ("bytes=99999999999999999999-", .malformed),
+    ] as [(String?, RangeRequest)])
+    func parses(header: String?, expected: RangeRequest) {
+        #expect(RangeRequest(header: header, length: 1000) == expected)
+    }
+
+    @Test func anEmptyFileHasNoSatisfiableRange() {
+        #expect(RangeRequest(header: "bytes=0-", length: 0) == .unsatisfiable)
+        #expect(RangeRequest(header: nil, length: 0) == .whole)
+    }
+}
