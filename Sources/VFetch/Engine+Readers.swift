@@ -5,7 +5,7 @@ import VFetchCore
 extension Engine {
     /// Takes the readers' news to the scheduler and tells them of new bytes.
     func serveReaders() {
-        guard let demand, let file else { return }
+        guard let demand, let file, scheduler != nil else { return }
         if let change = demand.take() {
             scheduler?.playback?.positions = change.positions
             for offset in change.waits { scheduler?.startSoon(at: offset) }

@@ -226,6 +226,7 @@ final class Engine {
             events.yield(.notice("\(why); downloading over one connection"))
         }
         transfer.id = scheduler?.adopt(requestedUpTo: found.length, now: now)
+        scheduler?.trimToWindows()
         if transfer.id == nil { transfer.abort = .stopped }  // its bytes are saved already (or the file is empty)
         return transfer.id != nil
     }

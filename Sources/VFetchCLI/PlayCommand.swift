@@ -35,11 +35,9 @@ struct PlayCommand: ParsableCommand {
             writeStandardError("vfetch: cannot start vfetch serve (see \(location.cacheDirectory)/serve.log)\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
-        var query = URLComponents()
-        query.queryItems = [URLQueryItem(name: "url", value: url)]
-        // `+` and `&` inside the URL must not read as query syntax.
-        let encoded = query.percentEncodedQuery!.replacingOccurrences(of: "+", with: "%2B")
-        let local = server + "/stream?" + encoded
+        // Everything but unreserved characters encoded, so the URL's own `?`, `&` and `+` stay its own.
+        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        let local = server + "/stream?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
         FileHandle.standardOutput.write(Data((local + "\n").utf8))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])

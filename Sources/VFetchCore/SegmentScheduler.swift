@@ -368,17 +368,12 @@ package struct SegmentScheduler: Sendable {
         return victim?.holders.first
     }
 
-    /// The ranges playback wants next: `lookahead` bytes from each reader's first missing byte.
+    /// The ranges playback wants next: `lookahead` bytes from each reader's position, or without
+    /// readers from the first missing byte (`--stream`), and the pinned ranges.
     package var playbackWindows: [Range<Int64>] {
         guard let playback else { return [] }
-        let starts: [Int64]
-        if playback.positions.isEmpty {
-            starts = playback.windowsOnly ? [] : segments.map(\.next).min().map { [$0] } ?? []
-        } else {
-            starts = playback.positions.compactMap { position in
-                segments.filter { $0.end > position }.map { max($0.next, position) }.min()
-            }
-        }
+        var starts = playback.positions
+        if starts.isEmpty, !playback.windowsOnly, let first = segments.map(\.next).min() { starts = [first] }
         return playback.pinned + starts.map { $0..<min($0 + playback.lookahead, total ?? .max) }
     }
 

@@ -17,6 +17,11 @@ final class CacheEntry: Sendable {
     let path: String
     private let options: DownloadOptions
     private let prefetch: ReaderDemand.Prefetch
+    /// Called when a download ends (the cache then checks its size).
+    private let downloadEnded: @Sendable () -> Void
+
+    /// A complete entry is checked against the origin again (one request) when read after this long.
+    static let revalidateAfter: Duration = .seconds(60)
 
     private struct Waiter {
         var offset: Int64
@@ -29,6 +34,8 @@ final class CacheEntry: Sendable {
         var remote: RemoteInfo?
         var written = ByteRangeSet()
         var complete = false
+        /// When the origin last confirmed this entry (its download's probe).
+        var validated: ContinuousClock.Instant?
         var opening: [EventLoopPromise<RemoteInfo>] = []
         var waiters: [Waiter] = []
         /// Where each reader reads, by reader number.
@@ -40,19 +47,24 @@ final class CacheEntry: Sendable {
 
     private let state = Mutex(State())
 
-    init(id: String, url: String, path: String, options: DownloadOptions, prefetch: ReaderDemand.Prefetch) {
+    init(
+        id: String, url: String, path: String, options: DownloadOptions, prefetch: ReaderDemand.Prefetch,
+        downloadEnded: @escaping @Sendable () -> Void
+    ) {
         self.id = id
         self.url = url
         self.path = path
         self.options = options
         self.prefetch = prefetch
+        self.downloadEnded = downloadEnded
     }
 
     /// The remote file's facts, once its download has probed it (at once when already known).
     func open(on loop: any EventLoop) -> EventLoopFuture<RemoteInfo> {
         let promise = loop.makePromise(of: RemoteInfo.self)
         let known: RemoteInfo? = state.withLock { state in
-            if let remote = state.remote, state.complete || state.download != nil { return remote }
+            let fresh = state.validated.map { ContinuousClock.now - $0 < Self.revalidateAfter } ?? false
+            if let remote = state.remote, state.download != nil || (state.complete && fresh) { return remote }
             state.opening.append(promise)
             if state.download == nil { startDownload(&state) }
             return nil
@@ -184,6 +196,7 @@ final class CacheEntry: Sendable {
     private func started(_ info: RemoteInfo) {
         let opening = state.withLock { state in
             state.remote = info
+            state.validated = .now
             defer { state.opening.removeAll() }
             return state.opening
         }
@@ -213,6 +226,7 @@ final class CacheEntry: Sendable {
             }
             return (state.opening, state.waiters)
         }
+        downloadEnded()
         switch result {
         case .success:
             for waiter in waiters { waiter.promise.succeed() }

@@ -28,7 +28,8 @@ package final class PlayerCache: Sendable {
         let (entry, isNew) = entries.withLock { entries in
             if let entry = entries[id] { return (entry, false) }
             let entry = CacheEntry(
-                id: id, url: url, path: directory.entryPath(id), options: settings.download, prefetch: settings.prefetch)
+                id: id, url: url, path: directory.entryPath(id), options: settings.download, prefetch: settings.prefetch
+            ) { [weak self] in self?.trim() }
             entries[id] = entry
             return (entry, true)
         }

@@ -1,0 +1,269 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vfetch serve` with real players (ffmpeg, ffprobe, curl) against the real origin.
+@Suite struct ServeTests {
+    static let mib = 1 << 20
+
+    func throttled(_ rate: Int) -> OriginBehavior {
+        var behavior = OriginBehavior()
+        behavior.bytesPerSecond = rate
+        return behavior
+    }
+
+    func fixture() throws -> [UInt8] {
+        let path = try #require(InfoTests.moovAtEnd, "ffmpeg could not make the fixture")
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    func withServer<T>(
+        _ arguments: [String] = [], _ body: (TestOrigin, ServerProcess, String) async throws -> T
+    ) async throws -> T {
+        try await withOrigin { origin, directory in
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache", arguments)
+            do {
+                let result = try await body(origin, server, directory)
+                #expect(await server.stop() == 0, "a clean stop exits with 0")
+                return result
+            } catch {
+                await server.crash()
+                throw error
+            }
+        }
+    }
+
+    @Test func aPlayerDecodesTheSameFramesThroughTheServerWhileTheOriginThrottles() async throws {
+        let bytes = try fixture()
+        let original = try await frameChecksums(try #require(InfoTests.moovAtEnd))
+        try await withServer(["-c", "8"]) { origin, server, _ in
+            origin.publish("/clip.mp4", bytes, behavior: throttled(256 << 10))
+            let served = try await frameChecksums(server.stream(origin.url("/clip.mp4")))
+            #expect(served.status == 0, "\(served.standardError)")
+            #expect(served.standardOutput == original.standardOutput && !original.standardOutput.isEmpty)
+            // Once complete, the entry is served from disk: the origin sees nothing more.
+            #expect(try await server.waitForEntry(origin.url("/clip.mp4")) { $0["complete"] as? Bool == true })
+            let before = origin.bytesServed("/clip.mp4")
+            let again = try await frameChecksums(server.stream(origin.url("/clip.mp4")))
+            #expect(again.standardOutput == original.standardOutput)
+            #expect(origin.bytesServed("/clip.mp4") == before)
+        }
+    }
+
+    @Test func theRealWorldSamplePlaysThroughIt() async throws {
+        try #require(exists(InfoTests.sample), "the shared sample is not here")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: InfoTests.sample)))
+        let original = try await frameChecksums(InfoTests.sample)
+        try await withServer { origin, server, _ in
+            origin.publish("/bbb.mp4", bytes, behavior: throttled(512 << 10))
+            let served = try await frameChecksums(server.stream(origin.url("/bbb.mp4")))
+            #expect(served.status == 0, "\(served.standardError)")
+            #expect(served.standardOutput == original.standardOutput && !original.standardOutput.isEmpty)
+        }
+    }
+
+    @Test func seekingIntoAnUncachedRegionPlaysFromThereAndFetchesLittleElse() async throws {
+        let bytes = try fixture()
+        let path = try #require(InfoTests.moovAtEnd)
+        let original = try await frameChecksums(path, seek: 8, frames: 10)
+        try await withServer(["--prefetch", "none"]) { origin, server, _ in
+            origin.publish("/clip.mp4", bytes, behavior: throttled(256 << 10))
+            let url = server.stream(origin.url("/clip.mp4"))
+            let probe = try await run("/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "format=duration", url])
+            #expect(probe.status == 0 && probe.standardOutput.contains("duration=12"), "\(probe)")
+            let seeked = try await frameChecksums(url, seek: 8, frames: 10)
+            #expect(seeked.status == 0, "\(seeked.standardError)")
+            #expect(seeked.standardOutput == original.standardOutput && !original.standardOutput.isEmpty)
+            // Without prefetch only the head, the index and what the seek needed came from the origin.
+            #expect(origin.bytesServed("/clip.mp4") < bytes.count * 3 / 4, "served \(origin.bytesServed("/clip.mp4")) of \(bytes.count)")
+        }
+    }
+
+    @Test func severalPlayersOfTheSameAndOfDifferentFilesAtOnce() async throws {
+        let clip = try fixture()
+        let other = randomBytes(6 * Self.mib, seed: 7)
+        let original = try await frameChecksums(try #require(InfoTests.moovAtEnd))
+        try await withServer { origin, server, directory in
+            origin.publish("/clip.mp4", clip, behavior: throttled(256 << 10))
+            origin.publish("/other.bin", other, behavior: throttled(512 << 10))
+            let clipURL = server.stream(origin.url("/clip.mp4"))
+            async let first = frameChecksums(clipURL)
+            async let second = frameChecksums(clipURL)
+            async let download = run("/usr/bin/curl", ["-sf", "-o", directory + "/other.bin", server.stream(origin.url("/other.bin"))])
+            let (a, b, c) = try await (first, second, download)
+            #expect(a.standardOutput == original.standardOutput && b.standardOutput == original.standardOutput)
+            #expect(c.status == 0)
+            #expect(try sha256(file: directory + "/other.bin") == sha256(other))
+        }
+    }
+
+    @Test func rangesHeadersAndBadRequests() async throws {
+        let bytes = randomBytes(3 * Self.mib + 17, seed: 3)
+        try await withServer { origin, server, directory in
+            origin.publish("/f.bin", bytes)
+            let url = server.stream(origin.url("/f.bin"))
+            func curl(_ arguments: [String]) async throws -> Finished {
+                try await run("/usr/bin/curl", ["-s", "-o", directory + "/body", "-D", "-", "-w", "%{http_code}"] + arguments)
+            }
+            func body() throws -> [UInt8] { try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/body"))) }
+
+            let head = try await curl(["-I", url])
+            #expect(head.standardOutput.hasSuffix("200"))
+            #expect(head.standardOutput.contains("Content-Length: \(bytes.count)"))
+            #expect(head.standardOutput.contains("Accept-Ranges: bytes"))
+            #expect(head.standardOutput.contains("ETag: \""))
+
+            let part = try await curl(["-r", "1000-199999", url])
+            #expect(part.standardOutput.hasSuffix("206"))
+            #expect(part.standardOutput.contains("Content-Range: bytes 1000-199999/\(bytes.count)"))
+            #expect(try body() == Array(bytes[1000..<200_000]))
+
+            let suffix = try await curl(["-H", "Range: bytes=-100", url])
+            #expect(suffix.standardOutput.hasSuffix("206"))
+            #expect(try body() == Array(bytes[(bytes.count - 100)...]))
+
+            let whole = try await curl([url])
+            #expect(whole.standardOutput.hasSuffix("200"))
+            #expect(try sha256(file: directory + "/body") == sha256(bytes))
+
+            let beyond = try await curl(["-r", "\(bytes.count)-", url])
+            #expect(beyond.standardOutput.hasSuffix("416"))
+            #expect(beyond.standardOutput.contains("Content-Range: bytes */\(bytes.count)"))
+            #expect(try await curl(["-H", "Range: bytes=x-y", url]).standardOutput.hasSuffix("400"))
+            #expect(try await curl(["-X", "POST", url]).standardOutput.hasSuffix("405"))
+            #expect(try await curl([server.base + "/stream"]).standardOutput.hasSuffix("400"))
+            #expect(try await curl([server.base + "/stream?url=file%3A%2F%2F%2Fetc%2Fpasswd"]).standardOutput.hasSuffix("400"))
+            #expect(try await curl(["--path-as-is", server.base + "/../etc/passwd"]).standardOutput.hasSuffix("404"))
+            let missing = try await curl([server.stream(origin.url("/nothing-here"))])
+            #expect(missing.standardOutput.hasSuffix("502"))
+            #expect(try String(decoding: body(), as: UTF8.self).contains("404"))
+
+            let status = try await server.status()
+            let entries = try #require(status["entries"] as? [[String: Any]])
+            #expect(entries.contains { $0["url"] as? String == origin.url("/f.bin") && $0["complete"] as? Bool == true })
+        }
+    }
+
+    @Test func aPlayerLeavingMidResponseStopsNothing() async throws {
+        let bytes = randomBytes(8 * Self.mib, seed: 5)
+        try await withServer(["-c", "4"]) { origin, server, _ in
+            origin.publish("/f.bin", bytes, behavior: throttled(1 << 20))
+            // curl gives up after 0.5 s, in the middle of the body.
+            let early = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-m", "0.5", server.stream(origin.url("/f.bin"))])
+            #expect(early.status == 28, "curl timed out mid-body")
+            #expect(try await server.waitForEntry(origin.url("/f.bin")) { $0["complete"] as? Bool == true })
+            let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+            let id = try #require(entries.first?["id"] as? String)
+            #expect(try sha256(file: server.cacheDirectory + "/\(id).part") == sha256(bytes))
+        }
+    }
+
+    @Test func aRemoteFileChangingMidStreamEndsThatResponseAndTheNextGetsTheNewFile() async throws {
+        let bytes = randomBytes(4 * Self.mib, seed: 9)
+        let changed = randomBytes(4 * Self.mib, seed: 10)
+        try await withServer(["--prefetch", "none"]) { origin, server, directory in
+            origin.publish("/f.bin", bytes, behavior: throttled(1 << 20))
+            let url = server.stream(origin.url("/f.bin"))
+            let head = try await run("/usr/bin/curl", ["-sf", "-r", "0-1048575", "-o", directory + "/head", url])
+            #expect(head.status == 0)
+            // The file changes while its download still runs: the next response gets the cached
+            // first MiB, then the download meets the new file and stops, and the response is cut short.
+            origin.replace("/f.bin", with: changed)
+            let first = try await run("/usr/bin/curl", ["-s", "-o", directory + "/first", url])
+            #expect(first.status == 18, "curl: transfer closed with bytes missing")
+            let got = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/first")))
+            #expect(got.count < bytes.count && Array(bytes.prefix(got.count)) == got, "never spliced")
+            // The next read starts over on the new file.
+            let second = try await run("/usr/bin/curl", ["-sf", "-o", directory + "/second", url])
+            #expect(second.status == 0)
+            #expect(try sha256(file: directory + "/second") == sha256(changed))
+        }
+    }
+
+    @Test func theCacheSurvivesKillNineAndIsReusedByTheNextServer() async throws {
+        let bytes = randomBytes(16 * Self.mib, seed: 11)
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", bytes, behavior: throttled(256 << 10))
+            let cache = directory + "/cache"
+            let first = try await ServerProcess.start(cacheDirectory: cache, ["-c", "8"])
+            // A player reads the first MiB; the server fetches on behind it; then it is killed.
+            let head = try await run("/usr/bin/curl", ["-sf", "-r", "0-1048575", "-o", directory + "/head", first.stream(origin.url("/f.bin"))])
+            #expect(head.status == 0)
+            try await Task.sleep(for: .seconds(2))
+            await first.crash()
+            let servedBeforeCrash = origin.bytesServed("/f.bin")
+            let second = try await ServerProcess.start(cacheDirectory: cache, ["-c", "8"])
+            let whole = try await run("/usr/bin/curl", ["-sf", "-o", directory + "/whole", second.stream(origin.url("/f.bin"))])
+            #expect(whole.status == 0)
+            #expect(try sha256(file: directory + "/whole") == sha256(bytes))
+            // What the first server had durably saved was not fetched again: at most its last
+            // second (one checkpoint interval, 8 connections at 256 KiB/s) plus what was in flight.
+            let refetched = origin.bytesServed("/f.bin") - bytes.count
+            #expect(refetched <= 3 * Self.mib, "fetched again: \(refetched) (before the crash: \(servedBeforeCrash))")
+            #expect(servedBeforeCrash > 3 * Self.mib, "the first server was downloading")
+            #expect(await second.stop() == 0)
+        }
+    }
+
+    @Test func cacheCommandsEvictionAndOneServerPerDirectory() async throws {
+        let files = (0..<3).map { randomBytes(2 * Self.mib, seed: UInt64(20 + $0)) }
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            let server = try await ServerProcess.start(cacheDirectory: cache, ["--max-cache-size", "5M"])
+            let busy = try await vfetch(["serve", "--port", "0", "--cache-dir", cache])
+            #expect(busy.status == 11 && busy.standardError.contains("serve uses this cache"), "\(busy)")
+            for (index, bytes) in files.enumerated() {
+                origin.publish("/\(index).bin", bytes)
+                let got = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/\(index).bin"))])
+                #expect(got.status == 0)
+                #expect(try await server.waitForEntry(origin.url("/\(index).bin")) { $0["downloading"] as? Bool == false })
+            }
+            // The third file pushed the cache past 5 MiB: the least recently used one went.
+            var urls: Set<String> = []
+            for _ in 0..<50 {
+                urls = Set(try await (server.status()["entries"] as? [[String: Any]] ?? []).compactMap { $0["url"] as? String })
+                if urls.count < 3 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(urls == [origin.url("/1.bin"), origin.url("/2.bin")], "\(urls)")
+            #expect(try await vfetch(["cache", "clear", "--cache-dir", cache]).status == 11)
+            #expect(await server.stop() == 0)
+
+            let list = try await vfetch(["cache", "ls", "--json", "--cache-dir", cache])
+            #expect(list.status == 0)
+            let lines = list.standardOutput.split(separator: "\n")
+            #expect(lines.count == 2 && lines.allSatisfy { $0.contains("\"complete\":true") }, "\(list.standardOutput)")
+            #expect(try await vfetch(["cache", "rm", origin.url("/1.bin"), "--cache-dir", cache]).status == 0)
+            #expect(try await vfetch(["cache", "rm", "nope", "--cache-dir", cache]).status == 1)
+            #expect(try await vfetch(["cache", "gc", "--max-cache-size", "0", "--cache-dir", cache]).status == 0)
+            #expect(try await vfetch(["cache", "ls", "--cache-dir", cache]).standardOutput.isEmpty)
+            let left = try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasSuffix(".part") }
+            #expect(left.isEmpty, "\(left)")
+        }
+    }
+
+    @Test func playStartsAServerAndThePlayer() async throws {
+        let bytes = try fixture()
+        try await withOrigin { origin, directory in
+            origin.publish("/clip.mp4", bytes)
+            let cache = directory + "/cache"
+            let player = "ffprobe -v error -show_entries format=duration -of csv=p=0"
+            let played = try await vfetch(["play", origin.url("/clip.mp4"), "--player", player, "--cache-dir", cache, "--port", "0"])
+            #expect(played.status == 0, "\(played.standardError)")
+            #expect(played.standardOutput.contains("/stream?url=http%3A"))
+            #expect(played.standardOutput.contains("12.0"), "the player read the file: \(played.standardOutput)")
+            // The server it started keeps running for the next `play`; stop it.
+            let record = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: cache + "/server.json")))
+            let pid = try #require((record as? [String: Any])?["pid"] as? Int)
+            let again = try await vfetch(["play", origin.url("/clip.mp4"), "--player", player, "--cache-dir", cache])
+            #expect(again.status == 0, "the running server is reused")
+            kill(pid_t(pid), SIGINT)
+            let noPlayer = try await vfetch(["play", origin.url("/clip.mp4"), "--player", "no-such-player-here", "--cache-dir", cache])
+            #expect(noPlayer.status == 64 && noPlayer.standardError.contains("no player found"))
+        }
+    }
+}

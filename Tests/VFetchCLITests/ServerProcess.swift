@@ -1,0 +1,109 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `vfetch serve` on 127.0.0.1 with a port the system picks; stopped by the test.
+final class ServerProcess: Sendable {
+    let base: String
+    let cacheDirectory: String
+    private let process: Process
+
+    private init(process: Process, base: String, cacheDirectory: String) {
+        self.process = process
+        self.base = base
+        self.cacheDirectory = cacheDirectory
+    }
+
+    /// Starts `vfetch serve --port 0 --cache-dir DIR ARGUMENTS` and waits for its address line.
+    static func start(cacheDirectory: String, _ arguments: [String] = []) async throws -> ServerProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: vfetchBinary)
+        process.arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let line = await firstLine(of: output)
+        guard let start = line.range(of: "http://"), let end = line[start.lowerBound...].firstIndex(of: " ") else {
+            process.terminate()
+            process.waitUntilExit()
+            throw ServerError.noAddress(line)
+        }
+        return ServerProcess(process: process, base: String(line[start.lowerBound..<end]), cacheDirectory: cacheDirectory)
+    }
+
+    /// The local URL a player reads `url` from.
+    func stream(_ url: String, key: String? = nil) -> String {
+        var components = URLComponents()
+        components.queryItems = [URLQueryItem(name: "url", value: url)] + (key.map { [URLQueryItem(name: "key", value: $0)] } ?? [])
+        return base + "/stream?" + components.percentEncodedQuery!
+    }
+
+    /// SIGINT (a clean stop), then its exit status.
+    func stop() async -> Int32 {
+        kill(process.processIdentifier, SIGINT)
+        return await exitStatus()
+    }
+
+    /// kill -9: no chance to save anything.
+    func crash() async {
+        kill(process.processIdentifier, SIGKILL)
+        _ = await exitStatus()
+    }
+
+    private func exitStatus() async -> Int32 {
+        let process = process
+        return await withCheckedContinuation { continuation in
+            Thread {
+                process.waitUntilExit()
+                continuation.resume(returning: process.terminationStatus)
+            }.start()
+        }
+    }
+
+    /// `GET /status`, parsed.
+    func status() async throws -> [String: Any] {
+        let answer = try await run("/usr/bin/curl", ["-sf", base + "/status"])
+        return try JSONSerialization.jsonObject(with: Data(answer.standardOutput.utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// Polls `/status` (every 0.1 s, at most `seconds`) until `condition` holds for the entry of `url`.
+    func waitForEntry(_ url: String, seconds: Double = 30, _ condition: ([String: Any]) -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let entries = try await status()["entries"] as? [[String: Any]] ?? []
+            if let entry = entries.first(where: { $0["url"] as? String == url }), condition(entry) { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    enum ServerError: Error { case noAddress(String) }
+
+    private static func firstLine(of pipe: Pipe) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread {
+                var line = Data()
+                while true {
+                    let byte = pipe.fileHandleForReading.readData(ofLength: 1)
+                    if byte.isEmpty || byte == Data([10]) { break }
+                    line.append(byte)
+                }
+                continuation.resume(returning: String(decoding: line, as: UTF8.self))
+            }.start()
+        }
+    }
+}
+
+/// `ffmpeg -f framemd5` of a file or URL: one checksum per decoded frame, the players' own view.
+func frameChecksums(_ input: String, seek: Double? = nil, frames: Int? = nil) async throws -> Finished {
+    var arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin"]
+    if let seek { arguments += ["-ss", String(seek)] }
+    arguments += ["-i", input]
+    if let frames { arguments += ["-frames:v", String(frames)] }
+    arguments += ["-f", "framemd5", "-"]
+    return try await run("/usr/bin/env", arguments)
+}
