@@ -1,0 +1,138 @@
+/// The background downloads of `vfetch serve`: their order, their states, and which of them run.
+///
+/// A value-type state machine: the daemon tells it what the user asked and what ended, and does
+/// the actions it answers (start or stop a download), so the queue's rules are tested without
+/// sockets. It is saved as it is and, after a restart, `recover()` resumes it in order.
+package struct DownloadQueue: Codable, Sendable, Equatable {
+    package enum State: String, Codable, Sendable {
+        case queued, running, paused, done, failed
+    }
+
+    /// What to download, as the client asked.
+    package struct Request: Codable, Sendable, Equatable {
+        package var url: String
+        /// An absolute path to write to, or a directory to write into under the server's file name.
+        package var output: String
+        package var outputIsDirectory: Bool
+        package var connections: Int?
+        package var headers: [String]
+        /// `sha256=HEX` to verify the finished file.
+        package var checksum: String?
+
+        package init(
+            url: String, output: String, outputIsDirectory: Bool, connections: Int? = nil, headers: [String] = [],
+            checksum: String? = nil
+        ) {
+            self.url = url
+            self.output = output
+            self.outputIsDirectory = outputIsDirectory
+            self.connections = connections
+            self.headers = headers
+            self.checksum = checksum
+        }
+    }
+
+    package struct Item: Codable, Sendable, Equatable {
+        package var id: String
+        package var request: Request
+        package var state: State
+        /// Why it failed.
+        package var error: String?
+        /// The file's path, once the download knows it.
+        package var path: String?
+    }
+
+    package enum Action: Equatable, Sendable {
+        case start(String)
+        /// Stop a running download; its data and manifest stay for a resume.
+        case stop(String)
+    }
+
+    package private(set) var items: [Item] = []
+    package private(set) var maxConcurrent = 3
+    /// Overall limit in bytes per second, shared by the running downloads; nil: none.
+    package var maxBytesPerSecond: Int64?
+    private var nextNumber = 1
+
+    package init() {}
+
+    package func item(_ id: String) -> Item? { items.first { $0.id == id } }
+
+    package var running: [String] { items.filter { $0.state == .running }.map(\.id) }
+
+    /// Appends a download; returns its ID and what to do.
+    package mutating func add(_ request: Request) -> (id: String, actions: [Action]) {
+        let id = String(nextNumber)
+        nextNumber += 1
+        items.append(Item(id: id, request: request, state: .queued))
+        return (id, schedule())
+    }
+
+    /// Pauses a queued or running download; nil for an unknown ID.
+    package mutating func pause(_ id: String) -> [Action]? {
+        guard let index = items.firstIndex(where: { $0.id == id }) else { return nil }
+        let wasRunning = items[index].state == .running
+        guard [.queued, .running].contains(items[index].state) else { return [] }
+        items[index].state = .paused
+        return (wasRunning ? [.stop(id)] : []) + schedule()
+    }
+
+    /// Queues a paused or failed download again; nil for an unknown ID.
+    package mutating func resume(_ id: String) -> [Action]? {
+        guard let index = items.firstIndex(where: { $0.id == id }) else { return nil }
+        guard [.paused, .failed].contains(items[index].state) else { return [] }
+        items[index].state = .queued
+        items[index].error = nil
+        return schedule()
+    }
+
+    /// Forgets a download, stopping it if it runs; nil for an unknown ID.
+    package mutating func remove(_ id: String) -> [Action]? {
+        guard let index = items.firstIndex(where: { $0.id == id }) else { return nil }
+        let wasRunning = items[index].state == .running
+        items.remove(at: index)
+        return (wasRunning ? [.stop(id)] : []) + schedule()
+    }
+
+    /// A running download learned where its file goes.
+    package mutating func located(_ id: String, path: String) {
+        guard let index = items.firstIndex(where: { $0.id == id }) else { return }
+        items[index].path = path
+    }
+
+    /// A running download ended by itself: done, or failed with `error`.
+    package mutating func ended(_ id: String, error: String?) -> [Action] {
+        guard let index = items.firstIndex(where: { $0.id == id }), items[index].state == .running else { return [] }
+        items[index].state = error == nil ? .done : .failed
+        items[index].error = error
+        return schedule()
+    }
+
+    /// At most `count` downloads run at once (at least 1); the latest started stop first.
+    package mutating func setMaxConcurrent(_ count: Int) -> [Action] {
+        maxConcurrent = max(1, count)
+        return schedule()
+    }
+
+    /// After a restart: what was running is queued again, in its place, and the queue starts.
+    package mutating func recover() -> [Action] {
+        for index in items.indices where items[index].state == .running { items[index].state = .queued }
+        return schedule()
+    }
+
+    /// Starts queued downloads in order while there is room; stops the last running beyond the limit.
+    private mutating func schedule() -> [Action] {
+        var actions: [Action] = []
+        var running = items.indices.filter { items[$0].state == .running }
+        while running.count > maxConcurrent, let last = running.popLast() {
+            items[last].state = .queued
+            actions.append(.stop(items[last].id))
+        }
+        for index in items.indices where items[index].state == .queued && running.count < maxConcurrent {
+            items[index].state = .running
+            running.append(index)
+            actions.append(.start(items[index].id))
+        }
+        return actions
+    }
+}
