@@ -129,6 +129,32 @@ package final class CacheDirectory: Sendable {
         try? OutputFile.replaceDurably(path + "/index.json", with: [UInt8](data))
     }
 
+    /// The token API clients must send, from `token` (mode 0600), made on first use.
+    package func accessToken() throws(DownloadError) -> String {
+        if let token = Self.readToken(cacheDirectory: path) { return token }
+        var generator = SystemRandomNumberGenerator()
+        let token = (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.map {
+            String(repeating: "0", count: 16 - $0.count) + $0
+        }.joined()
+        let file = path + "/token"
+        let fd = open(file + ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: file) }
+        let written = token.utf8CString.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress!, token.utf8.count) }
+        fsync(fd)
+        close(fd)
+        guard written == token.utf8.count, rename(file + ".tmp", file) == 0 else {
+            throw DownloadError.forOutput(errno: errno, path: file)
+        }
+        return token
+    }
+
+    /// The token of a cache directory's server, for clients; nil when there is none.
+    package static func readToken(cacheDirectory: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: cacheDirectory + "/token") else { return nil }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return token.isEmpty ? nil : token
+    }
+
     private static func readIndex(_ path: String) -> CacheIndex {
         // A damaged index costs only access times and keys: the entries' own manifests stay valid.
         guard let data = FileManager.default.contents(atPath: path + "/index.json"),

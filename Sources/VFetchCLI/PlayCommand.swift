@@ -31,7 +31,7 @@ struct PlayCommand: ParsableCommand {
             writeStandardError("vfetch: no player found (install mpv, ffplay or vlc, or pass --player CMD)\n")
             throw ExitCode(64)
         }
-        guard let server = location.runningServer() ?? startServer() else {
+        guard let server = location.runningServer() ?? Self.startServer(location: location, port: port) else {
             writeStandardError("vfetch: cannot start vfetch serve (see \(location.cacheDirectory)/serve.log)\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
@@ -63,15 +63,15 @@ struct PlayCommand: ParsableCommand {
         return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts `vfetch serve` in the background, in a session of its own so it outlives this command.
-    func startServer() -> String? {
+    /// Starts `vfetch serve` in the background so it outlives this command; its URL once it answers.
+    static func startServer(location: CacheLocation, port: Int) -> String? {
         try? FileManager.default.createDirectory(atPath: location.cacheDirectory, withIntermediateDirectories: true)
         let log = location.cacheDirectory + "/serve.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let server = Process()
         server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
         if !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
-            server.executableURL = Self.resolve(CommandLine.arguments[0]).map { URL(fileURLWithPath: $0) }
+            server.executableURL = resolve(CommandLine.arguments[0]).map { URL(fileURLWithPath: $0) }
         }
         server.arguments = ["serve", "--cache-dir", location.cacheDirectory, "--port", String(port)]
         server.standardOutput = FileHandle(forWritingAtPath: log)

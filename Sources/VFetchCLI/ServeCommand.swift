@@ -54,9 +54,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' for the origin (repeatable).")
     var header: [String] = []
 
+    @Option(name: .customLong("max-downloads"), help: "Background downloads (`vfetch add`) running at once at most.")
+    var maxDownloads = 3
+
+    @Option(name: .customLong("max-speed"), help: "Overall speed limit of the background downloads in bytes per second (K, M, G).")
+    var maxSpeed: ByteCount?
+
+    @Option(name: .customLong("on-complete"), help: "Run `CMD PATH URL` (through sh -c) after each finished background download.")
+    var onComplete: String?
+
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
+        if maxDownloads < 1 { throw ValidationError("--max-downloads must be at least 1") }
         for line in header where !line.contains(":") {
             throw ValidationError("header '\(line)' must look like 'Name: value'")
         }
@@ -64,8 +74,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let directory: CacheDirectory
+        let token: String
         do {
             directory = try CacheDirectory(path: location.cacheDirectory)
+            token = try directory.accessToken()
         } catch {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)
@@ -76,9 +88,14 @@ struct ServeCommand: AsyncParsableCommand {
         settings.download.connections = connections
         settings.download.headers = header
         let cache = PlayerCache(directory: directory, settings: settings)
+        var queueSettings = DownloadService.Settings()
+        queueSettings.maxConcurrent = maxDownloads
+        queueSettings.maxBytesPerSecond = maxSpeed?.bytes
+        queueSettings.onComplete = onComplete
+        let downloads = DownloadService(directory: location.cacheDirectory, settings: queueSettings)
         let server: CacheServer
         do {
-            server = try await CacheServer.start(cache: cache, host: host, port: port)
+            server = try await CacheServer.start(cache: cache, downloads: downloads, token: token, host: host, port: port)
         } catch {
             writeStandardError("vfetch: cannot listen on \(host):\(port): \(error)\n")
             throw ExitCode(ExitStatus.failure.rawValue)
@@ -88,6 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
             try? data.write(to: URL(fileURLWithPath: location.serverFile), options: .atomic)
         }
         FileHandle.standardOutput.write(Data("vfetch serve: \(server.baseURL) (cache \(location.cacheDirectory))\n".utf8))
+        await downloads.start()
         let maintenance = Task { await cache.maintain() }
         await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
             Interrupts.onInterrupt { stopped.resume() }

@@ -5,21 +5,29 @@ import NIOPosix
 /// `vfetch serve`: the player cache over HTTP on one address.
 package final class CacheServer: Sendable {
     package let cache: PlayerCache
+    package let downloads: DownloadService
     private let channel: any Channel
     private let threadPool: NIOThreadPool
     /// The port bound (the one asked for, or the one the system chose for 0).
     package let port: Int
     package let host: String
 
-    private init(cache: PlayerCache, channel: any Channel, threadPool: NIOThreadPool, host: String, port: Int) {
+    private init(
+        cache: PlayerCache, downloads: DownloadService, channel: any Channel, threadPool: NIOThreadPool, host: String,
+        port: Int
+    ) {
         self.cache = cache
+        self.downloads = downloads
         self.channel = channel
         self.threadPool = threadPool
         self.host = host
         self.port = port
     }
 
-    package static func start(cache: PlayerCache, host: String, port: Int) async throws -> CacheServer {
+    /// Listens on host:port; API clients must send `token`.
+    package static func start(
+        cache: PlayerCache, downloads: DownloadService, token: String, host: String, port: Int
+    ) async throws -> CacheServer {
         let threadPool = NIOThreadPool(numberOfThreads: 2)
         threadPool.start()
         do {
@@ -30,13 +38,15 @@ package final class CacheServer: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(PlayerConnection(cache: cache, threadPool: threadPool))
+                        try channel.pipeline.syncOperations.addHandler(
+                            PlayerConnection(cache: cache, threadPool: threadPool, downloads: downloads, token: token))
                     }
                 }
                 .bind(host: host, port: port)
                 .get()
             let bound = channel.localAddress?.port ?? port
-            return CacheServer(cache: cache, channel: channel, threadPool: threadPool, host: host, port: bound)
+            return CacheServer(
+                cache: cache, downloads: downloads, channel: channel, threadPool: threadPool, host: host, port: bound)
         } catch {
             try? await threadPool.shutdownGracefully()
             throw error
@@ -52,6 +62,7 @@ package final class CacheServer: Sendable {
     /// Stops listening and closes connections, then stops the downloads (each checkpoints).
     package func shutdown() async {
         try? await channel.close()
+        await downloads.shutdown()
         await cache.shutdown()
         try? await threadPool.shutdownGracefully()
     }

@@ -29,31 +29,49 @@ final class PlayerConnection: ChannelInboundHandler {
         var keepAlive: Bool
     }
 
+    /// Request bodies (API calls) larger than this are refused.
+    private static let maxRequestBody = 1 << 20
+
     private let cache: PlayerCache
     private let threadPool: NIOThreadPool
+    private let downloads: DownloadService
+    /// What API clients must send as `Authorization: Bearer TOKEN`.
+    private let token: String
     private var requestHead: HTTPRequestHead?
+    private var requestBody: [UInt8] = []
+    /// The event stream being sent, if this connection carries one.
+    private var events: Task<Void, Never>?
     private var body: Body?
     /// Bumped per response, so a late callback of an earlier one does nothing.
     private var generation = 0
 
-    init(cache: PlayerCache, threadPool: NIOThreadPool) {
+    init(cache: PlayerCache, threadPool: NIOThreadPool, downloads: DownloadService, token: String) {
         self.cache = cache
         self.threadPool = threadPool
+        self.downloads = downloads
+        self.token = token
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): requestHead = head
-        case .body: break
+        case .head(let head):
+            requestHead = head
+            requestBody = []
+        case .body(var part):
+            if requestBody.count <= Self.maxRequestBody { requestBody += part.readBytes(length: part.readableBytes) ?? [] }
         case .end:
             guard let head = requestHead else { return }
             requestHead = nil
+            guard requestBody.count <= Self.maxRequestBody else {
+                return fail(.payloadTooLarge, "request body over 1 MiB", head, context)
+            }
             route(head, context: context)
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         endBody()
+        events?.cancel()
         context.fireChannelInactive()
     }
 
@@ -71,6 +89,9 @@ final class PlayerConnection: ChannelInboundHandler {
         generation += 1
         guard let components = URLComponents(string: head.uri) else {
             return fail(.badRequest, "malformed request target", head, context)
+        }
+        if components.path.hasPrefix("/api/") {
+            return api(head, components, context)
         }
         switch components.path {
         case "/stream":
@@ -148,6 +169,53 @@ final class PlayerConnection: ChannelInboundHandler {
             entry: entry, reader: entry.join(at: range.lowerBound), file: file, offset: range.lowerBound,
             end: range.upperBound, keepAlive: head.isKeepAlive)
         pump(context: context)
+    }
+
+    // MARK: - The download API
+
+    private func api(_ head: HTTPRequestHead, _ components: URLComponents, _ context: ChannelHandlerContext) {
+        let presented = head.headers.first(name: "Authorization") ?? ""
+        guard presented == "Bearer " + token else {
+            var headers = HTTPHeaders()
+            headers.add(name: "WWW-Authenticate", value: "Bearer")
+            let body = DownloadAPI.error(.unauthorized, "send the token of the cache directory: Authorization: Bearer TOKEN")
+            return respond(.unauthorized, type: "application/json", body: body.body, head, context, headers: headers)
+        }
+        let path = components.path.dropFirst("/api/".count).split(separator: "/").map(String.init)
+        if path == ["events"] {
+            guard head.method == .GET else { return notAllowed(head, context) }
+            return streamEvents(head, context)
+        }
+        let (current, downloads, body) = (generation, downloads, requestBody)
+        let query = components.queryItems ?? []
+        let promise = context.eventLoop.makePromise(of: DownloadAPI.Answer.self)
+        promise.completeWithTask {
+            await DownloadAPI.handle(method: head.method, path: path, query: query, body: body, service: downloads)
+        }
+        promise.futureResult.assumeIsolated().whenSuccess { answer in
+            guard current == self.generation else { return }
+            self.respond(answer.status, type: "application/json", body: answer.body, head, context)
+        }
+    }
+
+    /// Server-Sent Events of the downloads' progress and states, until the client goes.
+    private func streamEvents(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/event-stream")
+        headers.add(name: "Cache-Control", value: "no-cache")
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: ": vfetch\n\n")))), promise: nil)
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let (loop, downloads) = (context.eventLoop, downloads)
+        events = Task {
+            for await frame in await downloads.subscribe() {
+                loop.execute {
+                    let (handler, context) = bound.value
+                    let buffer = context.channel.allocator.buffer(string: frame)
+                    context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                }
+            }
+        }
     }
 
     // MARK: - The body

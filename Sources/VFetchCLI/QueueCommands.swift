@@ -1,0 +1,222 @@
+import ArgumentParser
+import Foundation
+import VFetch
+
+/// How the queue commands reach `vfetch serve`: `--server`, or the server of the cache directory.
+struct ServerLocation: ParsableArguments {
+    @Option(help: "The server's URL (default: the one running on the cache directory).")
+    var server: String?
+
+    @OptionGroup var location: CacheLocation
+
+    /// The server's URL and token, or a one-line error and exit code 4.
+    func connect() throws -> (url: String, token: String?) {
+        guard let url = server ?? location.runningServer() else {
+            writeStandardError("vfetch: no vfetch serve runs on \(location.cacheDirectory) (start one with `vfetch serve`)\n")
+            throw ExitCode(ExitStatus.connectFailed.rawValue)
+        }
+        return (url, CacheDirectory.readToken(cacheDirectory: location.cacheDirectory))
+    }
+
+    /// Sends one API request; answers its JSON object, or prints the server's error and exits.
+    func call(_ method: String, _ path: String, json: [String: Any]? = nil) throws -> [String: Any] {
+        let (url, token) = try connect()
+        let body = try json.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let answer: LocalRequest.Answer
+        do {
+            answer = try LocalRequest.send(method, url + path, token: token, json: body)
+        } catch {
+            writeStandardError("vfetch: \(error)\n")
+            throw ExitCode(ExitStatus(error).rawValue)
+        }
+        let object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] ?? [:]
+        guard (200..<300).contains(answer.status) else {
+            let message = object["error"] as? String ?? "HTTP \(answer.status)"
+            writeStandardError("vfetch: \(message)\n")
+            throw ExitCode(answer.status == 404 ? ExitStatus.failure.rawValue : ExitStatus.httpError.rawValue)
+        }
+        return object
+    }
+
+    func downloads() throws -> [[String: Any]] {
+        try call("GET", "/api/downloads")["downloads"] as? [[String: Any]] ?? []
+    }
+}
+
+struct AddCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Queue background downloads in `vfetch serve` (started if none runs); prints their IDs.",
+        discussion: "Exit codes: 0 queued, 1 refused by the server, 3 bad URL, 4 no server, 64 bad usage."
+    )
+
+    @Argument(help: "The http:// or https:// URLs to download.")
+    var urls: [String]
+
+    @Option(name: .shortAndLong, help: "Write to this path (one URL only).")
+    var output: String?
+
+    @Option(name: [.customShort("d"), .long], help: "Write into this directory (default: the current one).")
+    var directory: String?
+
+    @Option(name: [.customShort("c"), .long], help: "Parallel connections at most (1-256).")
+    var connections: Int?
+
+    @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' (repeatable).")
+    var header: [String] = []
+
+    @Option(help: "Verify the finished file: sha256=HEX.")
+    var checksum: String?
+
+    @OptionGroup var target: ServerLocation
+
+    func validate() throws {
+        if output != nil, urls.count > 1 { throw ValidationError("-o takes one URL; use -d for several") }
+        if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
+        if let connections, !(1...256).contains(connections) {
+            throw ValidationError("--connections must be between 1 and 256")
+        }
+        if let checksum, GetCommand.sha256(from: checksum) == nil {
+            throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
+        }
+    }
+
+    func run() throws {
+        for url in urls {
+            guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme?.lowercased()),
+                components.host?.isEmpty == false
+            else {
+                writeStandardError("vfetch: bad URL: \(url)\n")
+                throw ExitCode(ExitStatus.badURL.rawValue)
+            }
+        }
+        if target.server == nil, target.location.runningServer() == nil {
+            guard PlayCommand.startServer(location: target.location, port: 0) != nil else {
+                writeStandardError("vfetch: cannot start vfetch serve (see \(target.location.cacheDirectory)/serve.log)\n")
+                throw ExitCode(ExitStatus.failure.rawValue)
+            }
+        }
+        for url in urls {
+            var request: [String: Any] = [
+                "url": url, "output": absolute(output ?? directory ?? "."), "output_is_directory": output == nil,
+                "headers": header,
+            ]
+            if let connections { request["connections"] = connections }
+            if let checksum { request["checksum"] = checksum }
+            let answer = try target.call("POST", "/api/downloads", json: request)
+            print(answer["id"] as? String ?? "?")
+        }
+    }
+
+    func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+}
+
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ls", abstract: "List the background downloads; live on a terminal until they are all done.")
+
+    @Flag(help: "Print one JSON object per download.")
+    var json = false
+
+    @OptionGroup var target: ServerLocation
+
+    func run() throws {
+        var items = try target.downloads()
+        if json {
+            for item in items { printJSONLine(item) }
+            return
+        }
+        let live = isatty(1) == 1
+        var drawn = 0
+        while true {
+            // On a terminal, draw over the previous table.
+            if drawn > 0 { print("\u{1B}[\(drawn)A\u{1B}[J", terminator: "") }
+            let lines = table(items)
+            for line in lines { print(line) }
+            drawn = lines.count
+            let active = items.contains { ["queued", "running"].contains($0["state"] as? String) }
+            guard live, active else { return }
+            Thread.sleep(forTimeInterval: 1)
+            items = try target.downloads()
+        }
+    }
+
+    func table(_ items: [[String: Any]]) -> [String] {
+        let widths = [-4, -8, 6, 10, 12, 7]  // negative: left-aligned
+        func row(_ cells: [String], _ last: String) -> String {
+            zip(cells, widths).map { cell, width in
+                let padding = String(repeating: " ", count: max(0, abs(width) - cell.count))
+                return width < 0 ? cell + padding : padding + cell
+            }.joined(separator: " ") + "  " + last
+        }
+        let header = row(["ID", "STATE", "DONE", "SIZE", "RATE", "ETA"], "FILE")
+        return [header] + items.map { item in
+            let done = (item["bytes_done"] as? Int64) ?? (item["bytes_done"] as? Int).map(Int64.init)
+            let length = (item["length"] as? Int64) ?? (item["length"] as? Int).map(Int64.init)
+            let percent = done.flatMap { done in length.map { $0 > 0 ? String(format: "%.1f%%", Double(done) * 100 / Double($0)) : "100%" } } ?? "-"
+            let rate = (item["rate"] as? Double).map { Format.size(Int64($0)) + "/s" } ?? "-"
+            let eta = (item["eta"] as? Double).map(Format.duration) ?? "-"
+            var file = item["path"] as? String ?? item["url"] as? String ?? ""
+            if let error = item["error"] as? String { file += "  (\(error))" }
+            let cells = [item["id"] as? String ?? "?", item["state"] as? String ?? "?", percent, Format.size(length), rate, eta]
+            return row(cells, file)
+        }
+    }
+}
+
+/// `pause`, `resume`: one verb on some downloads.
+struct PauseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause background downloads (they keep their data).")
+    @Argument(help: "Download IDs.") var ids: [String]
+    @OptionGroup var target: ServerLocation
+    func run() throws { for id in ids { _ = try target.call("POST", "/api/downloads/\(id)/pause") } }
+}
+
+struct ResumeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume paused or failed background downloads.")
+    @Argument(help: "Download IDs.") var ids: [String]
+    @OptionGroup var target: ServerLocation
+    func run() throws { for id in ids { _ = try target.call("POST", "/api/downloads/\(id)/resume") } }
+}
+
+struct RemoveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Cancel and forget background downloads.")
+    @Argument(help: "Download IDs.") var ids: [String]
+    @Flag(help: "Also delete the partial data (NAME.part and NAME.vfetch).") var delete = false
+    @OptionGroup var target: ServerLocation
+    func run() throws {
+        for id in ids { _ = try target.call("DELETE", "/api/downloads/\(id)" + (delete ? "?delete=true" : "")) }
+    }
+}
+
+struct WaitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wait", abstract: "Wait until background downloads end (all queued and running ones, or those named).",
+        discussion: "Exit codes: 0 all done, 1 some failed or are unknown, 4 no server.")
+    @Argument(help: "Download IDs (default: every queued or running one).") var ids: [String] = []
+    @OptionGroup var target: ServerLocation
+
+    func run() throws {
+        while true {
+            let items = try target.downloads()
+            let watched = ids.isEmpty ? items : items.filter { ids.contains($0["id"] as? String ?? "") }
+            let missing = ids.filter { id in !items.contains { $0["id"] as? String == id } }
+            if !missing.isEmpty {
+                writeStandardError("vfetch: no download with ID \(missing.joined(separator: ", "))\n")
+                throw ExitCode(ExitStatus.failure.rawValue)
+            }
+            let states = watched.map { $0["state"] as? String ?? "" }
+            if !states.contains("queued"), !states.contains("running"), ids.isEmpty || !states.contains("paused") {
+                let failed = watched.filter { $0["state"] as? String == "failed" }
+                for item in failed {
+                    writeStandardError("vfetch: \(item["id"] as? String ?? "?") failed: \(item["error"] as? String ?? "")\n")
+                }
+                if !failed.isEmpty { throw ExitCode(ExitStatus.failure.rawValue) }
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import NIOHTTP1
+import VFetchCore
+
+/// The JSON API of the background downloads (`/api/…`), apart from its event stream.
+///
+/// | request | answer |
+/// | --- | --- |
+/// | `GET /api/downloads` | `{"downloads": [item…]}` |
+/// | `POST /api/downloads` `{"url", "output", "output_is_directory"?, "connections"?, "headers"?, "checksum"?}` | 201 `{"id"}` |
+/// | `GET /api/downloads/ID` | the item |
+/// | `POST /api/downloads/ID/pause`, `…/resume` | the item |
+/// | `DELETE /api/downloads/ID[?delete=true]` | `{"removed": ID}`; `delete` also removes partial data |
+/// | `GET`, `PUT /api/settings` `{"max_concurrent"?, "max_bytes_per_second"?}` | the settings |
+enum DownloadAPI {
+    struct Answer: Sendable {
+        var status: HTTPResponseStatus
+        var body: [UInt8]
+    }
+
+    static func handle(
+        method: HTTPMethod, path: [String], query: [URLQueryItem], body: [UInt8], service: DownloadService
+    ) async -> Answer {
+        let resource = path.first ?? ""
+        let id = path.count > 1 ? path[1] : nil
+        let verb = path.count > 2 ? path[2] : nil
+        guard path.count <= 3, resource == "downloads" || (resource == "settings" && path.count == 1) else {
+            return error(.notFound, "no such API path: /api/\(path.joined(separator: "/"))")
+        }
+        switch (resource, method) {
+        case ("settings", .GET):
+            return ok(await service.limits.value)
+        case ("settings", .PUT):
+            return await settings(body, service)
+        case ("downloads", .GET) where id == nil:
+            return ok(await service.list().value)
+        case ("downloads", .POST) where id == nil:
+            switch request(from: body) {
+            case .failure(let refusal): return error(.badRequest, refusal.message)
+            case .success(let request): return answer(.created, ["id": await service.add(request)])
+            }
+        case ("downloads", .GET) where verb == nil:
+            guard let id, let item = await service.describe(id) else { return unknown(id) }
+            return ok(item.value)
+        case ("downloads", .POST) where verb == "pause" || verb == "resume":
+            guard let id else { return unknown(id) }
+            let known = verb == "pause" ? await service.pause(id) : await service.resume(id)
+            guard known, let item = await service.describe(id) else { return unknown(id) }
+            return ok(item.value)
+        case ("downloads", .DELETE) where id != nil && verb == nil:
+            let delete = query.first { $0.name == "delete" }?.value.map { ["1", "true", "yes"].contains($0) } ?? false
+            guard let id, await service.remove(id, deleteData: delete) else { return unknown(id) }
+            return ok(["removed": id])
+        default:
+            if verb != nil, verb != "pause", verb != "resume" {
+                return error(.notFound, "no such API path: /api/\(path.joined(separator: "/"))")
+            }
+            return error(.methodNotAllowed, "method \(method.rawValue) not allowed here")
+        }
+    }
+
+    private static func settings(_ body: [UInt8], _ service: DownloadService) async -> Answer {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            return error(.badRequest, "the body must be a JSON object")
+        }
+        let concurrent = object["max_concurrent"]
+        let speed = object["max_bytes_per_second"]
+        if let concurrent, (concurrent as? Int).map({ $0 < 1 }) ?? true {
+            return error(.badRequest, "max_concurrent must be a positive integer")
+        }
+        if let speed, !(speed is NSNull), (speed as? Int).map({ $0 < 1 }) ?? true {
+            return error(.badRequest, "max_bytes_per_second must be a positive integer or null")
+        }
+        let limit: Int64?? = speed.map { ($0 as? Int).map(Int64.init) }
+        await service.setLimits(maxConcurrent: concurrent as? Int, maxBytesPerSecond: limit)
+        return ok(await service.limits.value)
+    }
+
+    struct Refusal: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// A download request from a JSON body, or why it is not one.
+    static func request(from body: [UInt8]) -> Result<DownloadQueue.Request, Refusal> {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            return .failure(Refusal("the body must be a JSON object"))
+        }
+        guard let url = object["url"] as? String, let components = URLComponents(string: url),
+            ["http", "https"].contains(components.scheme?.lowercased()), components.host?.isEmpty == false
+        else { return .failure(Refusal("url must be an http or https URL")) }
+        guard let output = object["output"] as? String, output.hasPrefix("/") else {
+            return .failure(Refusal("output must be an absolute path"))
+        }
+        let connections = object["connections"] as? Int
+        if let connections, !(1...256).contains(connections) { return .failure(Refusal("connections must be between 1 and 256")) }
+        let headers = object["headers"] as? [String] ?? []
+        if headers.contains(where: { !$0.contains(":") }) { return .failure(Refusal("headers must look like 'Name: value'")) }
+        let checksum = object["checksum"] as? String
+        if let checksum {
+            let hex = checksum.lowercased().dropFirst("sha256=".count)
+            guard checksum.lowercased().hasPrefix("sha256="), hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
+                return .failure(Refusal("checksum must be sha256= followed by 64 hex digits"))
+            }
+        }
+        return .success(
+            DownloadQueue.Request(
+                url: url, output: output, outputIsDirectory: object["output_is_directory"] as? Bool ?? false,
+                connections: connections, headers: headers, checksum: checksum))
+    }
+
+    static func ok(_ object: [String: Any]) -> Answer { answer(.ok, object) }
+
+    static func unknown(_ id: String?) -> Answer { error(.notFound, "no download with ID \(id ?? "")") }
+
+    static func error(_ status: HTTPResponseStatus, _ message: String) -> Answer {
+        answer(status, ["error": message])
+    }
+
+    static func answer(_ status: HTTPResponseStatus, _ object: [String: Any]) -> Answer {
+        let data = (try? JSONSerialization.data(withJSONObject: object.compactNulls, options: [.sortedKeys])) ?? Data()
+        return Answer(status: status, body: Array(data) + [10])
+    }
+}

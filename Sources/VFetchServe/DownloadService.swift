@@ -1,0 +1,305 @@
+import Foundation
+import VFetch
+import VFetchCore
+
+/// The background downloads of `vfetch serve`: does what the queue answers, keeps the queue on disk
+/// (`queue.json`, replaced atomically after every change) and tells subscribers what happens.
+package actor DownloadService {
+    package struct Settings: Sendable {
+        package var maxConcurrent = 3
+        package var maxBytesPerSecond: Int64?
+        /// Run after each finished download as `CMD PATH URL` (through `sh -c`).
+        package var onComplete: String?
+        package var download = DownloadOptions()
+        package init() {}
+    }
+
+    /// A download that runs now, and what it last said.
+    private struct Live {
+        var download: Download
+        var bytesDone: Int64 = 0
+        var length: Int64?
+        var rate = 0.0
+        var lastEvent = 0.0
+        /// Where it writes, once known.
+        var path: String?
+        /// Set when we stop it: its end is not a failure. `restart`: start it again at once.
+        var stopping = false
+        var restart = false
+        /// Removed with its data: deleted once the download has let go of its files.
+        var deleteWhenEnded: DownloadQueue.Item?
+    }
+
+    private var queue = DownloadQueue()
+    private var live: [String: Live] = [:]
+    private var subscribers: [UUID: AsyncStream<String>.Continuation] = [:]
+    private let queuePath: String
+    private let settings: Settings
+
+    /// Loads the saved queue, if any; `start()` then resumes it.
+    package init(directory: String, settings: Settings) {
+        queuePath = directory + "/queue.json"
+        self.settings = settings
+        if let data = FileManager.default.contents(atPath: queuePath),
+            let saved = try? JSONDecoder().decode(DownloadQueue.self, from: data)
+        {
+            queue = saved
+        }
+    }
+
+    /// Resumes what was unfinished, in queue order, with the limits given on the command line.
+    package func start() {
+        var actions = queue.recover()
+        actions += queue.setMaxConcurrent(settings.maxConcurrent)
+        queue.maxBytesPerSecond = settings.maxBytesPerSecond
+        perform(actions)
+    }
+
+    // MARK: - Requests
+
+    package func add(_ request: DownloadQueue.Request) -> String {
+        let (id, actions) = queue.add(request)
+        announce(id)
+        perform(actions)
+        return id
+    }
+
+    /// False for an unknown ID.
+    package func pause(_ id: String) -> Bool {
+        guard let actions = queue.pause(id) else { return false }
+        announce(id)
+        perform(actions)
+        return true
+    }
+
+    package func resume(_ id: String) -> Bool {
+        guard let actions = queue.resume(id) else { return false }
+        announce(id)
+        perform(actions)
+        return true
+    }
+
+    /// Forgets a download; with `deleteData` its partial file and manifest go too.
+    package func remove(_ id: String, deleteData: Bool) -> Bool {
+        guard let item = queue.item(id), let actions = queue.remove(id) else { return false }
+        if deleteData {
+            if live[id] != nil { live[id]?.deleteWhenEnded = item } else { Self.deletePartialData(of: item) }
+        }
+        broadcast("removed", ["id": id])
+        perform(actions)
+        return true
+    }
+
+    package func setLimits(maxConcurrent: Int?, maxBytesPerSecond: Int64??) {
+        var actions: [DownloadQueue.Action] = []
+        if let maxConcurrent { actions += queue.setMaxConcurrent(maxConcurrent) }
+        if let limit = maxBytesPerSecond {
+            queue.maxBytesPerSecond = limit
+            // A download's limit is set when it starts: running ones start again (from their checkpoint).
+            for id in queue.running where live[id] != nil {
+                live[id]?.restart = true
+                live[id]?.stopping = true
+                live[id]?.download.cancel()
+            }
+        }
+        perform(actions)
+        save()
+    }
+
+    package var limits: JSONObject {
+        JSONObject(["max_concurrent": queue.maxConcurrent, "max_bytes_per_second": queue.maxBytesPerSecond as Any])
+    }
+
+    /// Every download, in queue order.
+    package func list() -> JSONObject { JSONObject(["downloads": queue.items.map(describe)]) }
+
+    package func describe(_ id: String) -> JSONObject? { queue.item(id).map { JSONObject(describe($0)) } }
+
+    /// Server-Sent Events frames (`event: …\ndata: {…}\n\n`) from now on, until the stream is dropped.
+    package func subscribe() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(256))
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    /// Stops every running download (each checkpoints) and saves the queue as it stands, so the next
+    /// start resumes them.
+    package func shutdown() async {
+        for id in live.keys { live[id]?.stopping = true; live[id]?.download.cancel() }
+        while !live.isEmpty { try? await Task.sleep(for: .milliseconds(20)) }
+        save()
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
+    // MARK: - Doing the queue's actions
+
+    private func perform(_ actions: [DownloadQueue.Action]) {
+        for action in actions {
+            switch action {
+            case .start(let id): launch(id)
+            case .stop(let id):
+                live[id]?.stopping = true
+                live[id]?.download.cancel()
+            }
+        }
+        save()
+    }
+
+    private func launch(_ id: String) {
+        guard let item = queue.item(id), live[id] == nil else { return }
+        var options = settings.download
+        if let connections = item.request.connections { options.connections = connections }
+        options.headers += item.request.headers
+        if let checksum = item.request.checksum { options.sha256 = String(checksum.dropFirst("sha256=".count)) }
+        if let limit = queue.maxBytesPerSecond { options.maxBytesPerSecond = max(1, limit / Int64(queue.maxConcurrent)) }
+        let destination: Destination = item.request.outputIsDirectory ? .directory(item.request.output) : .file(item.request.output)
+        let download = Download(url: item.request.url, to: destination, options: options)
+        live[id] = Live(download: download)
+        announce(id)
+        Task {
+            let run = Task { () -> DownloadError? in
+                do throws(DownloadError) {
+                    _ = try await download.run()
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            for await event in download.events { self.observe(id, download, event) }
+            await self.ended(id, download, error: run.value)
+        }
+    }
+
+    private func observe(_ id: String, _ download: Download, _ event: DownloadEvent) {
+        guard live[id]?.download === download else { return }
+        switch event {
+        case .started(let info):
+            queue.located(id, path: info.outputPath)
+            live[id]?.path = info.outputPath
+            live[id]?.length = info.length
+            save()
+        case .progress(let progress):
+            live[id]?.bytesDone = progress.bytesDone
+            live[id]?.rate = progress.bytesPerSecond
+            // At most two progress events a second per download.
+            if progress.seconds - (live[id]?.lastEvent ?? 0) >= 0.5 {
+                live[id]?.lastEvent = progress.seconds
+                broadcast("progress", describe(queue.item(id)!))
+            }
+        case .notice, .finished:
+            break
+        }
+    }
+
+    private func ended(_ id: String, _ download: Download, error: DownloadError?) {
+        guard let ending = live[id], ending.download === download else { return }
+        live[id] = nil
+        if var removed = ending.deleteWhenEnded {
+            removed.path = removed.path ?? ending.path
+            Self.deletePartialData(of: removed)
+        }
+        if ending.restart {
+            launch(id)
+            return
+        }
+        if ending.stopping, error == .interrupted || error == nil {
+            save()
+            return
+        }
+        perform(queue.ended(id, error: error.map { "\($0)" }))
+        announce(id)
+        if error == nil, let item = queue.item(id) { completed(item) }
+    }
+
+    /// The finished-download hook and a desktop notification, when there are.
+    private func completed(_ item: DownloadQueue.Item) {
+        let path = item.path ?? item.request.output
+        if let command = settings.onComplete {
+            Self.spawn("/bin/sh", ["-c", command + " \"$@\"", "vfetch", path, item.request.url])
+        }
+        if let notify = Self.onPath("notify-send") {
+            Self.spawn(notify, ["vfetch", "Downloaded \((path as NSString).lastPathComponent)"])
+        }
+    }
+
+    // MARK: - Telling and saving
+
+    private func describe(_ item: DownloadQueue.Item) -> [String: Any] {
+        var object: [String: Any] = [
+            "id": item.id, "url": item.request.url, "state": item.state.rawValue,
+            "output": item.request.output, "path": item.path as Any, "error": item.error as Any,
+        ]
+        if let now = live[item.id] {
+            object["bytes_done"] = now.bytesDone
+            object["length"] = now.length as Any
+            object["rate"] = now.rate
+            if let length = now.length, now.rate > 0 { object["eta"] = Double(length - now.bytesDone) / now.rate }
+        } else if let path = item.path {
+            if item.state == .done {
+                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+                object["bytes_done"] = size as Any
+                object["length"] = size as Any
+            } else if let partial = try? PartialDownload(outputPath: path) {
+                object["bytes_done"] = partial.bytesDone
+                object["length"] = partial.length
+            }
+        }
+        return object
+    }
+
+    private func announce(_ id: String) {
+        if let item = queue.item(id) { broadcast("state", describe(item)) }
+    }
+
+    private func broadcast(_ event: String, _ object: [String: Any]) {
+        guard !subscribers.isEmpty, let data = try? JSONSerialization.data(withJSONObject: object.compactNulls, options: [.sortedKeys])
+        else { return }
+        let frame = "event: \(event)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+        for continuation in subscribers.values { continuation.yield(frame) }
+    }
+
+    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    private func save() {
+        guard let data = try? JSONEncoder().encode(queue) else { return }
+        try? data.write(to: URL(fileURLWithPath: queuePath), options: .atomic)
+    }
+
+    private static func deletePartialData(of item: DownloadQueue.Item) {
+        guard let path = item.path ?? (item.request.outputIsDirectory ? nil : item.request.output) else { return }
+        for suffix in [".part", ".vfetch", ".vfetch.tmp"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    private static func spawn(_ program: String, _ arguments: [String]) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        try? process.run()
+    }
+
+    private static func onPath(_ program: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// A JSON object on its way out of the actor.
+package struct JSONObject: @unchecked Sendable {
+    /// Unchecked: built fresh for each answer from strings, numbers, booleans, NSNull and arrays and
+    /// dictionaries of them, and never changed after; nothing in it is shared or mutable.
+    package let value: [String: Any]
+    package init(_ value: [String: Any]) { self.value = value }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// Optionals that are nil become JSON null.
+    package var compactNulls: [String: Any] {
+        mapValues { value in
+            if case Optional<Any>.none = value as Any? { return NSNull() }
+            return value
+        }
+    }
+}
