@@ -1,0 +1,183 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Background downloads in `vfetch serve`, driven by the real CLI.
+@Suite struct QueueTests {
+    static let mib = 1 << 20
+
+    func throttled(_ rate: Int) -> OriginBehavior {
+        var behavior = OriginBehavior()
+        behavior.bytesPerSecond = rate
+        return behavior
+    }
+
+    /// `vfetch ls --json`, parsed.
+    func list(_ cache: String) async throws -> [[String: Any]] {
+        let listed = try await vfetch(["ls", "--json", "--cache-dir", cache])
+        #expect(listed.status == 0, "\(listed.standardError)")
+        return listed.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    func state(_ id: String, _ cache: String) async throws -> String? {
+        try await list(cache).first { $0["id"] as? String == id }?["state"] as? String
+    }
+
+    func add(_ urls: [String], _ arguments: [String], cache: String) async throws -> [String] {
+        let added = try await vfetch(["add"] + urls + arguments + ["--cache-dir", cache])
+        #expect(added.status == 0, "\(added.standardError)")
+        return added.standardOutput.split(separator: "\n").map(String.init)
+    }
+
+    @Test func threeQueuedDownloadsCompleteAcrossAKillNineOfTheServer() async throws {
+        let files = (0..<3).map { randomBytes(6 * Self.mib, seed: UInt64(60 + $0)) }
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            for (index, bytes) in files.enumerated() { origin.publish("/\(index).bin", bytes, behavior: throttled(512 << 10)) }
+            let first = try await ServerProcess.start(cacheDirectory: cache)
+            let ids = try await add((0..<3).map { origin.url("/\($0).bin") }, ["-d", directory, "-c", "4"], cache: cache)
+            #expect(ids == ["1", "2", "3"])
+            // Kill it once every download has saved something.
+            for _ in 0..<100 {
+                let saved = try await list(cache).map { $0["bytes_done"] as? Int ?? 0 }
+                if saved.count == 3, saved.allSatisfy({ $0 >= Self.mib }) { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            await first.crash()
+            let second = try await ServerProcess.start(cacheDirectory: cache)
+            let waited = try await vfetch(["wait", "--cache-dir", cache])
+            #expect(waited.status == 0, "\(waited.standardError)")
+            for (index, bytes) in files.enumerated() {
+                #expect(try sha256(file: directory + "/\(index).bin") == sha256(bytes))
+            }
+            #expect(try await list(cache).allSatisfy { $0["state"] as? String == "done" })
+            #expect(await second.stop() == 0)
+        }
+    }
+
+    @Test func pauseResumeAndCancel() async throws {
+        let bytes = randomBytes(8 * Self.mib, seed: 70)
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            origin.publish("/f.bin", bytes, behavior: throttled(256 << 10))
+            let server = try await ServerProcess.start(cacheDirectory: cache)
+            let id = try #require(try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-c", "4"], cache: cache).first)
+            try await Task.sleep(for: .milliseconds(800))
+            #expect(try await vfetch(["pause", id, "--cache-dir", cache]).status == 0)
+            #expect(try await state(id, cache) == "paused")
+            // Paused means stopped: nothing more comes from the origin.
+            try await Task.sleep(for: .milliseconds(300))
+            let served = origin.bytesServed("/f.bin")
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(origin.bytesServed("/f.bin") == served)
+            #expect(exists(directory + "/f.bin.part") && exists(directory + "/f.bin.vfetch"))
+            origin.setBehavior("/f.bin", throttled(1 << 20))
+            #expect(try await vfetch(["resume", id, "--cache-dir", cache]).status == 0)
+            #expect(try await vfetch(["wait", id, "--cache-dir", cache]).status == 0)
+            #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
+            #expect(origin.bytesServed("/f.bin") < bytes.count + Self.mib, "the resume reused the saved part")
+
+            // Cancelling: without --delete the partial data stays, with it it goes.
+            origin.publish("/g.bin", bytes, behavior: throttled(256 << 10))
+            let kept = try #require(try await add([origin.url("/g.bin")], ["-o", directory + "/kept.bin"], cache: cache).first)
+            let dropped = try #require(try await add([origin.url("/g.bin")], ["-o", directory + "/dropped.bin"], cache: cache).first)
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(try await vfetch(["rm", kept, "--cache-dir", cache]).status == 0)
+            #expect(try await vfetch(["rm", dropped, "--delete", "--cache-dir", cache]).status == 0)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(exists(directory + "/kept.bin.vfetch"))
+            #expect(!exists(directory + "/dropped.bin.part") && !exists(directory + "/dropped.bin.vfetch"))
+            #expect(try await list(cache).map { $0["id"] as? String } == [id])
+            let unknown = try await vfetch(["pause", "99", "--cache-dir", cache])
+            #expect(unknown.status == 1 && unknown.standardError.contains("no download with ID 99"))
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    @Test func atMostTheConfiguredNumberRunAtOnce() async throws {
+        let files = (0..<3).map { randomBytes(2 * Self.mib, seed: UInt64(80 + $0)) }
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            for (index, bytes) in files.enumerated() { origin.publish("/\(index).bin", bytes, behavior: throttled(1 << 20)) }
+            let server = try await ServerProcess.start(cacheDirectory: cache, ["--max-downloads", "1"])
+            _ = try await add((0..<3).map { origin.url("/\($0).bin") }, ["-d", directory, "-c", "2"], cache: cache)
+            var mostRunning = 0
+            var states: [String] = []
+            for _ in 0..<200 {
+                states = try await list(cache).compactMap { $0["state"] as? String }
+                mostRunning = max(mostRunning, states.filter { $0 == "running" }.count)
+                if states.allSatisfy({ $0 == "done" }) { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(mostRunning == 1)
+            #expect(states == ["done", "done", "done"])
+            for (index, bytes) in files.enumerated() {
+                #expect(try sha256(file: directory + "/\(index).bin") == sha256(bytes))
+            }
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    @Test func unauthorizedAndMalformedRequestsAreRefused() async throws {
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            let server = try await ServerProcess.start(cacheDirectory: cache)
+            let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
+            let mode = try FileManager.default.attributesOfItem(atPath: cache + "/token")[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+            func curl(_ arguments: [String], token: String? = token) async throws -> String {
+                let auth = token.map { ["-H", "Authorization: Bearer \($0)"] } ?? []
+                return try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + auth + arguments).standardOutput
+            }
+            let api = server.base + "/api/downloads"
+            #expect(try await curl([api], token: nil) == "401")
+            #expect(try await curl([api], token: "not-the-token") == "401")
+            #expect(try await curl([api]) == "200")
+            #expect(try await curl(["-X", "POST", "-d", "{not json", api]) == "400")
+            #expect(try await curl(["-X", "POST", "-d", #"{"url":"ftp://x/y","output":"/tmp/y"}"#, api]) == "400")
+            #expect(try await curl(["-X", "POST", "-d", #"{"url":"http://x/y","output":"relative"}"#, api]) == "400")
+            #expect(try await curl([api + "/42"]) == "404")
+            #expect(try await curl(["-X", "DELETE", api + "/42"]) == "404")
+            #expect(try await curl(["-X", "POST", api + "/42/pause"]) == "404")
+            #expect(try await curl(["-X", "PATCH", api]) == "405")
+            #expect(try await curl([server.base + "/api/nothing"]) == "404")
+            #expect(try await curl(["-X", "PUT", "-d", #"{"max_concurrent":0}"#, server.base + "/api/settings"]) == "400")
+            #expect(try await curl(["-X", "PUT", "-d", #"{"max_concurrent":2}"#, server.base + "/api/settings"]) == "200")
+            _ = origin
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    @Test func twoClientsAtOnceAndEventsAndTheCompletionHook() async throws {
+        let bytes = randomBytes(3 * Self.mib, seed: 90)
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            origin.publish("/a.bin", bytes, behavior: throttled(1 << 20))
+            origin.publish("/b.bin", bytes, behavior: throttled(1 << 20))
+            let hook = directory + "/hook.log"
+            let server = try await ServerProcess.start(cacheDirectory: cache, ["--on-complete", "printf '%s %s\\n' >> \(hook)"])
+            let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
+            async let events = run(
+                "/usr/bin/curl", ["-sN", "-m", "6", "-H", "Authorization: Bearer \(token)", server.base + "/api/events"])
+            try await Task.sleep(for: .milliseconds(300))
+            async let first = add([origin.url("/a.bin")], ["-o", directory + "/a.bin"], cache: cache)
+            async let second = add([origin.url("/b.bin")], ["-o", directory + "/b.bin"], cache: cache)
+            let ids = try await (first + second)
+            #expect(Set(ids) == ["1", "2"])
+            #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
+            for name in ["a", "b"] { #expect(try sha256(file: directory + "/\(name).bin") == sha256(bytes)) }
+            let stream = try await events.standardOutput
+            #expect(stream.contains("event: progress"))
+            #expect(stream.contains("event: state") && stream.contains(#""state":"done""#), "\(stream.prefix(2000))")
+            let log = (try? String(contentsOfFile: hook, encoding: .utf8)) ?? ""
+            #expect(log.contains(directory + "/a.bin " + origin.url("/a.bin")), "hook log: \(log)")
+            #expect(await server.stop() == 0)
+        }
+    }
+}
