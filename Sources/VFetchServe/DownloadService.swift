@@ -59,23 +59,23 @@ package actor DownloadService {
 
     package func add(_ request: DownloadQueue.Request) -> String {
         let (id, actions) = queue.add(request)
-        announce(id)
         perform(actions)
+        if !actions.contains(.start(id)) { announce(id) }  // a started one was announced as running
         return id
     }
 
     /// False for an unknown ID.
     package func pause(_ id: String) -> Bool {
         guard let actions = queue.pause(id) else { return false }
-        announce(id)
+        if !actions.contains(.stop(id)) { announce(id) }  // a stopped one is announced as it stops
         perform(actions)
         return true
     }
 
     package func resume(_ id: String) -> Bool {
         guard let actions = queue.resume(id) else { return false }
-        announce(id)
         perform(actions)
+        if !actions.contains(.start(id)) { announce(id) }
         return true
     }
 
@@ -142,6 +142,7 @@ package actor DownloadService {
             case .stop(let id):
                 live[id]?.stopping = true
                 live[id]?.download.cancel()
+                announce(id)
             }
         }
         save()
@@ -208,8 +209,10 @@ package actor DownloadService {
             save()
             return
         }
-        perform(queue.ended(id, error: error.map { "\($0)" }))
+        // Told before the next one starts, so events never show more running than the limit.
+        let actions = queue.ended(id, error: error.map { "\($0)" })
         announce(id)
+        perform(actions)
         if error == nil, let item = queue.item(id) { completed(item) }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestOrigin
 import Testing
 
@@ -65,7 +66,7 @@ import Glibc
         let bytes = randomBytes(8 * Self.mib, seed: 70)
         try await withOrigin { origin, directory in
             let cache = directory + "/cache"
-            origin.publish("/f.bin", bytes, behavior: throttled(256 << 10))
+            origin.publish("/f.bin", bytes, behavior: throttled(64 << 10))
             let server = try await ServerProcess.start(cacheDirectory: cache)
             let id = try #require(try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-c", "4"], cache: cache).first)
             try await Task.sleep(for: .milliseconds(800))
@@ -106,17 +107,29 @@ import Glibc
             let cache = directory + "/cache"
             for (index, bytes) in files.enumerated() { origin.publish("/\(index).bin", bytes, behavior: throttled(1 << 20)) }
             let server = try await ServerProcess.start(cacheDirectory: cache, ["--max-downloads", "1"])
+            // The server's own account of every state change, in order: no clock involved.
+            let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
+            let finished = Flag()
+            async let events = run(
+                "/usr/bin/curl", ["-sN", "-H", "Authorization: Bearer \(token)", server.base + "/api/events"],
+                signal: SIGKILL, when: { finished.isSet })
+            try await Task.sleep(for: .milliseconds(300))
             _ = try await add((0..<3).map { origin.url("/\($0).bin") }, ["-d", directory, "-c", "2"], cache: cache)
+            #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
+            finished.set()
+            var running: Set<String> = []
             var mostRunning = 0
-            var states: [String] = []
-            for _ in 0..<200 {
-                states = try await list(cache).compactMap { $0["state"] as? String }
-                mostRunning = max(mostRunning, states.filter { $0 == "running" }.count)
-                if states.allSatisfy({ $0 == "done" }) { break }
-                try await Task.sleep(for: .milliseconds(100))
+            var done = 0
+            for line in try await events.standardOutput.split(separator: "\n") where line.hasPrefix("data: ") {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any],
+                    let id = object["id"] as? String, let state = object["state"] as? String
+                else { continue }
+                if state == "running" { running.insert(id) } else { running.remove(id) }
+                if state == "done" { done += 1 }
+                mostRunning = max(mostRunning, running.count)
             }
             #expect(mostRunning == 1)
-            #expect(states == ["done", "done", "done"])
+            #expect(done >= 3)
             for (index, bytes) in files.enumerated() {
                 #expect(try sha256(file: directory + "/\(index).bin") == sha256(bytes))
             }
@@ -180,4 +193,11 @@ import Glibc
             #expect(await server.stop() == 0)
         }
     }
+}
+
+/// A one-way switch shared with a polling thread.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }
