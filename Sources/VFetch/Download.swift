@@ -1,4 +1,5 @@
 import Foundation
+import VFetchCore
 
 /// A download of one URL over many connections.
 ///
@@ -33,9 +34,7 @@ public final class Download: Sendable {
     /// Downloads the file; call once. The transfers run on a thread of their own, off the cooperative pool.
     public func run() async throws(DownloadError) -> DownloadSummary {
         defer { continuation.finish() }
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", components.host?.isEmpty == false
-        else { throw .badURL(url) }
+        guard isFetchableURL(url) else { throw .badURL(url) }
         let (url, destination, options, events, signal, demand) = (url, destination, options, continuation, signal, demand)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Result<DownloadSummary, DownloadError>, Never>) in

@@ -19,9 +19,7 @@ public final class RangeFetcher: @unchecked Sendable {
     public var bytesFetched: Int64 { file.bytesWritten }
 
     public init(url: String, options: DownloadOptions = DownloadOptions()) throws(DownloadError) {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", components.host?.isEmpty == false
-        else { throw .badURL(url) }
+        guard isFetchableURL(url) else { throw .badURL(url) }
         self.url = url
         self.options = options
         path = NSTemporaryDirectory() + "vfetch-probe-" + UUID().uuidString

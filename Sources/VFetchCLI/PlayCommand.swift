@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import VFetchCore
 import VFetch
 
 struct PlayCommand: ParsableCommand {
@@ -21,9 +22,7 @@ struct PlayCommand: ParsableCommand {
     var port = ServeCommand.defaultPort
 
     func run() throws {
-        guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme?.lowercased()),
-            components.host?.isEmpty == false
-        else {
+        guard isFetchableURL(url) else {
             writeStandardError("vfetch: bad URL: \(url)\n")
             throw ExitCode(ExitStatus.badURL.rawValue)
         }

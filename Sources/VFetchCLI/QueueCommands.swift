@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import VFetchCore
 import VFetch
 
 /// How the queue commands reach `vfetch serve`: `--server`, or the server of the cache directory.
@@ -83,9 +84,7 @@ struct AddCommand: ParsableCommand {
 
     func run() throws {
         for url in urls {
-            guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme?.lowercased()),
-                components.host?.isEmpty == false
-            else {
+            guard isFetchableURL(url) else {
                 writeStandardError("vfetch: bad URL: \(url)\n")
                 throw ExitCode(ExitStatus.badURL.rawValue)
             }

@@ -86,9 +86,7 @@ enum DownloadAPI {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             return .failure(Refusal("the body must be a JSON object"))
         }
-        guard let url = object["url"] as? String, let components = URLComponents(string: url),
-            ["http", "https"].contains(components.scheme?.lowercased()), components.host?.isEmpty == false
-        else { return .failure(Refusal("url must be an http or https URL")) }
+        guard let url = object["url"] as? String, isFetchableURL(url) else { return .failure(Refusal("url must be an http or https URL")) }
         guard let output = object["output"] as? String, output.hasPrefix("/") else {
             return .failure(Refusal("output must be an absolute path"))
         }

@@ -100,9 +100,7 @@ final class PlayerConnection: ChannelInboundHandler {
             guard let url = query.first(where: { $0.name == "url" })?.value, !url.isEmpty else {
                 return fail(.badRequest, "missing url= (a percent-encoded http or https URL)", head, context)
             }
-            guard let remote = URLComponents(string: url), ["http", "https"].contains(remote.scheme?.lowercased()),
-                remote.host?.isEmpty == false
-            else { return fail(.badRequest, "not an http or https URL: \(url)", head, context) }
+            guard isFetchableURL(url) else { return fail(.badRequest, "not an http or https URL: \(url)", head, context) }
             let key = query.first { $0.name == "key" }?.value.flatMap { $0.isEmpty ? nil : $0 } ?? url
             stream(cache.entry(key: key, url: url), head, context)
         case "/status":

@@ -11,12 +11,6 @@ import Glibc
 @Suite struct QueueTests {
     static let mib = 1 << 20
 
-    func throttled(_ rate: Int) -> OriginBehavior {
-        var behavior = OriginBehavior()
-        behavior.bytesPerSecond = rate
-        return behavior
-    }
-
     /// `vfetch ls --json`, parsed.
     func list(_ cache: String) async throws -> [[String: Any]] {
         let listed = try await vfetch(["ls", "--json", "--cache-dir", cache])

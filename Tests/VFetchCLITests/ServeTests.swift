@@ -10,12 +10,6 @@ import Glibc
 @Suite struct ServeTests {
     static let mib = 1 << 20
 
-    func throttled(_ rate: Int) -> OriginBehavior {
-        var behavior = OriginBehavior()
-        behavior.bytesPerSecond = rate
-        return behavior
-    }
-
     func fixture() throws -> [UInt8] {
         let path = try #require(InfoTests.moovAtEnd, "ffmpeg could not make the fixture")
         return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))

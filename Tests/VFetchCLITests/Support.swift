@@ -147,3 +147,10 @@ func withOrigin<T>(_ body: (TestOrigin, String) async throws -> T) async throws 
         throw error
     }
 }
+
+/// An origin behavior that serves each connection at `rate` bytes per second.
+func throttled(_ rate: Int) -> OriginBehavior {
+    var behavior = OriginBehavior()
+    behavior.bytesPerSecond = rate
+    return behavior
+}
