@@ -170,14 +170,17 @@ import Glibc
             let hook = directory + "/hook.log"
             let server = try await ServerProcess.start(cacheDirectory: cache, ["--on-complete", "printf '%s %s\\n' >> \(hook)"])
             let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
+            let finished = Flag()
             async let events = run(
-                "/usr/bin/curl", ["-sN", "-m", "6", "-H", "Authorization: Bearer \(token)", server.base + "/api/events"])
+                "/usr/bin/curl", ["-sN", "-H", "Authorization: Bearer \(token)", server.base + "/api/events"],
+                signal: SIGKILL, when: { finished.isSet })
             try await Task.sleep(for: .milliseconds(300))
             async let first = add([origin.url("/a.bin")], ["-o", directory + "/a.bin"], cache: cache)
             async let second = add([origin.url("/b.bin")], ["-o", directory + "/b.bin"], cache: cache)
             let ids = try await (first + second)
             #expect(Set(ids) == ["1", "2"])
             #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
+            finished.set()
             for name in ["a", "b"] { #expect(try sha256(file: directory + "/\(name).bin") == sha256(bytes)) }
             let stream = try await events.standardOutput
             #expect(stream.contains("event: progress"))
