@@ -20,11 +20,13 @@ bench:
 	scripts/install-deps.sh bench
 	$(SWIFT) build -c release --product vfetch
 	Benchmarks/e2e.sh
+	Benchmarks/playback.sh
 
 bench-quick:
 	scripts/install-deps.sh bench
 	$(SWIFT) build -c release --product vfetch
 	Benchmarks/e2e.sh --quick
+	Benchmarks/playback.sh --quick
 
 bench-micro:
 	cd Benchmarks/Micro && $(SWIFT) package --disable-sandbox benchmark --no-progress

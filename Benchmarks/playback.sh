@@ -33,8 +33,8 @@
 # vfetch is taken from $VFETCH, else <repo>/.build/release/vfetch; when it is
 # missing or has no `serve` command, the serve mode is reported as not available.
 # Results: Benchmarks/results/playback-<date>.md, .csv (raw runs), .summary.csv,
-# .timeline.csv (wall s vs media s of the -re runs) and -timeline.png (with
-# matplotlib).  Needs: bash >= 5, nginx >= 1.17, ffmpeg + ffprobe, python3,
+# .timeline.csv (wall s vs media s of the -re runs), -timeline.png (with
+# matplotlib), .access.log (nginx) and .serve.log (the servers' output).  Needs: bash >= 5, nginx >= 1.17, ffmpeg + ffprobe, python3,
 # curl, coreutils; iproute2 (ip) for the namespace.
 set -euo pipefail
 export LC_ALL=C
@@ -174,7 +174,7 @@ cleanup() {
     [[ -n $TMP && -d $TMP ]] && rm -rf -- "$TMP"
     # an interrupted run that recorded nothing leaves no result files behind
     if [[ -n ${CSV:-} && -f $CSV && $(wc -l <"$CSV") -le 1 ]]; then
-        rm -f -- "$CSV" "${TIMELINE:-}"
+        rm -f -- "$CSV" "${TIMELINE:-}" "${SERVE_LOGS:-}"
     fi
     exit "$rc"
 }
@@ -339,8 +339,9 @@ start_server() {  # extra serve args...
     SERVER_LOG="$TMP/serve-$SERVER_N.log"
     # timeout (which forwards SIGINT to vfetch) also gives vfetch a default
     # SIGINT disposition, which a background job of a script does not have
+    echo "==> vfetch serve #$SERVER_N: --port $SERVER_PORT --cache-dir EMPTY_DIR $* ${extra[*]}" >"$SERVER_LOG"
     "${INNS[@]}" timeout -k 5 "$T_SERVE" "$VFETCH_BIN" serve --port "$SERVER_PORT" --cache-dir "$cache" \
-        "$@" "${extra[@]}" >"$SERVER_LOG" 2>&1 </dev/null &
+        "$@" "${extra[@]}" >>"$SERVER_LOG" 2>&1 </dev/null &
     SERVER_PID=$!
     for ((i = 0; i < SERVE_READY_S * 10; i++)); do
         if inns curl -sf -m 1 -o /dev/null "http://127.0.0.1:$SERVER_PORT/status"; then return 0; fi
@@ -348,7 +349,7 @@ start_server() {  # extra serve args...
         sleep 0.1
     done
     log "   vfetch serve did not answer http://127.0.0.1:$SERVER_PORT/status within ${SERVE_READY_S} s:"
-    sed -n '1,5s/^/      | /p' "$SERVER_LOG" >&2
+    sed -n '2,6s/^/      | /p' "$SERVER_LOG" >&2
     stop_server
     return 1
 }
@@ -364,6 +365,7 @@ stop_server() {  # SIGINT, up to 5 s, then SIGKILL; removes its cache dir
     wait "$SERVER_PID" 2>/dev/null || true
     SERVER_PID=""
     rm -rf -- "$TMP/cache-$SERVER_N"
+    cat -- "$SERVER_LOG" >>"$SERVE_LOGS" 2>/dev/null || true   # every server's output, for the record
 }
 stream_url() {  # the player URL through the running server
     printf 'http://127.0.0.1:%s/stream?url=%s' "$SERVER_PORT" \
@@ -460,6 +462,7 @@ TIMELINE="$RESULTS_DIR/playback-$STAMP.timeline.csv"
 SUMMARY="$RESULTS_DIR/playback-$STAMP.summary.csv"
 MD="$RESULTS_DIR/playback-$STAMP.md"
 PNG="$RESULTS_DIR/playback-$STAMP-timeline.png"
+SERVE_LOGS="$RESULTS_DIR/playback-$STAMP.serve.log"
 
 ver() { "$@" 2>&1 | head -n 1 || true; }
 meta date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"

@@ -172,7 +172,8 @@ def main():
       f"({moov_at / clip_bytes * 100:.1f} % into the file), so a player must fetch the end before the first frame. "
       f"Made with `{clip_cmd}`")
     w(f"- Origin: nginx, 1 worker, `limit_rate 1m` ({origin[0]}) per connection, "
-      f"`sendfile_max_chunk {origin[1] if len(origin) > 1 else '?'}`, keep-alive, byte ranges; "
+      f"`sendfile_max_chunk {origin[1] if len(origin) > 1 else '?'}` (the first write of each response, at most "
+      "one chunk, is not delayed: short range requests, such as a player's, are partly unthrottled), keep-alive, byte ranges; "
       f"clip on {meta.get('tmpfs', 'tmpfs')}; URL `{origin[2] if len(origin) > 2 else ''}`. "
       f"One connection delivers {1 * MIB * 8 / 1e6:.1f} Mbit/s, less than the clip's "
       f"{clip_bytes * 8 / clip_s / 1e6:.1f} Mbit/s: a direct player cannot play it without stalling "
@@ -204,7 +205,7 @@ def main():
     w("")
     w("## Results")
     w("")
-    hdr = ["mode", "runs OK", f"full decode s (`-re`, {clip_s:g} s clip)", f"stall s (wall − {clip_s:g})",
+    hdr = ["mode", "runs OK (TTFF, seek, full)", f"full decode s (`-re`, {clip_s:g} s clip)", f"stall s (wall − {clip_s:g})",
            "time to first frame s", f"seek to {seek_to} s, first frame s", "TTFF ÷ direct", "frames identical"]
     w("| " + " | ".join(hdr) + " |")
     w("|---|" + "---:|" * (len(hdr) - 2) + "---|")

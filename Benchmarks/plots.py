@@ -65,7 +65,7 @@ def read_events(path):
     return pts
 
 
-def rates(pts, window=0.3):
+def rates(pts, window):
     """Throughput (MiB/s) at each sample over the last `window` seconds (at least one sample back)."""
     out = []
     j = 0
@@ -117,13 +117,16 @@ def plot_e2e(args):
         fig, (ax, bx) = plt.subplots(2, 1, figsize=(10, 7.5), sharex=True,
                                      gridspec_kw={"height_ratios": [3, 2]})
         t_end = max(p[-1][0] for runs in series.values() for _, p in runs)
+        # vfetch reports every 100 ms: rates between neighbouring samples for
+        # short runs, smoothed over 0.5 s for long ones
+        window = 0.05 if t_end < 10 else 0.5
         for tool, runs in series.items():
             c = COLOURS.get(tool, "black")
             for k, (rep, pts) in enumerate(runs):
-                rs = rates(pts)
+                rs = rates(pts, window)
                 label = f"{tool} (rep {rep})" if len(runs) > 1 else tool
                 ax.plot([x for x, _ in rs], [y for _, y in rs], color=c, lw=1.2,
-                        alpha=1.0 if k == 0 else 0.55, label=label)
+                        marker="." if len(rs) < 60 else None, alpha=1.0 if k == 0 else 0.55, label=label)
                 bx.plot([0] + [x for x, _ in pts], [0] + [b / MIB for _, b in pts], color=c, lw=1.2,
                         alpha=1.0 if k == 0 else 0.55)
         styles = ["--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1))]
@@ -146,7 +149,7 @@ def plot_e2e(args):
         ax.set_xlim(0, t_end * 1.3)
         ax.set_ylim(bottom=0)
         bx.set_ylim(0, size / MIB * 1.05)
-        ax.set_ylabel("MiB/s (vfetch: over 0.3 s)")
+        ax.set_ylabel("MiB/s (vfetch: " + ("since its previous report)" if window < 0.1 else "over 0.5 s)"))
         bx.set_ylabel("MiB done")
         bx.set_xlabel("seconds since the download started (vfetch's clock; others: average to their median wall time)")
         ax.set_title(f"e2e scenario {sc}: {size / MIB:g} MiB, vfetch throughput against the other tools' averages")
@@ -185,8 +188,7 @@ def plot_playback(args):
         ax.plot([0] + [w for w, _ in pts], [0] + [m for _, m in pts], color=c, lw=1.4,
                 alpha=1.0 if (mode, rep) == first else 0.5, label=label, drawstyle="steps-post")
         t_max = max(t_max, pts[-1][0])
-        moving = [w for w, m in pts if m > 0]
-        if moving:
+        if any(m > 0 for _, m in pts):
             # the wall time of the first media time > 0, less the media time it shows
             w0, m0 = next((w, m) for w, m in pts if m > 0)
             startup[mode].append(w0 - m0)
