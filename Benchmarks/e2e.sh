@@ -30,16 +30,9 @@
 set -euo pipefail
 export LC_ALL=C
 
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO_ROOT=$(git -C "$SCRIPT_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$SCRIPT_DIR/.." && pwd))
-RESULTS_DIR="$SCRIPT_DIR/results"
-CONF_TEMPLATE="$SCRIPT_DIR/nginx.conf.in"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPORT_PY="$SCRIPT_DIR/e2e_report.py"
-PLOTS_PY="$SCRIPT_DIR/plots.py"
-
-usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
-log() { printf '%s\n' "$*" >&2; }
-die() { log "e2e.sh: error: $*"; exit 2; }
 
 # ---------------------------------------------------------------- constants
 readonly MIB=1048576
@@ -56,19 +49,15 @@ readonly ALL_TOOLS=(vfetch aria2c axel curl wget vfetch-nocp)
 readonly DEFAULT_TOOLS=(vfetch aria2c axel curl wget)
 
 # ---------------------------------------------------------------- options
-QUICK=0
-REPS=""
 SCENARIOS=()
 TOOLS=("${DEFAULT_TOOLS[@]}")
 TIMEOUT_OVERRIDE=""
 VFETCH_ARGS=""
-USE_NETNS=1
 
 while (($#)); do
+    common_option "$@"   # --quick, --reps, --no-netns, --help
+    if ((NARGS)); then shift "$NARGS"; continue; fi
     case "$1" in
-        --quick) QUICK=1 ;;
-        --reps) REPS=${2:?--reps needs a value}; shift ;;
-        --reps=*) REPS=${1#*=} ;;
         --scenario) IFS=, read -r -a _s <<<"${2:?--scenario needs a value}"; SCENARIOS+=("${_s[@]}"); shift ;;
         --scenario=*) IFS=, read -r -a _s <<<"${1#*=}"; SCENARIOS+=("${_s[@]}") ;;
         --tools) IFS=, read -r -a TOOLS <<<"${2:?--tools needs a value}"; shift ;;
@@ -77,15 +66,11 @@ while (($#)); do
         --timeout=*) TIMEOUT_OVERRIDE=${1#*=} ;;
         --vfetch-args) VFETCH_ARGS=${2?--vfetch-args needs a value}; shift ;;
         --vfetch-args=*) VFETCH_ARGS=${1#*=} ;;
-        --no-netns) USE_NETNS=0 ;;
-        -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
     shift
 done
-
-if [[ -z $REPS ]]; then REPS=$((QUICK ? 1 : 3)); fi
-if ! [[ $REPS =~ ^[0-9]+$ ]] || ((REPS < 1 || REPS > 100)); then die "--reps must be 1..100"; fi
+check_common_options
 [[ -z $TIMEOUT_OVERRIDE || $TIMEOUT_OVERRIDE =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds"
 ((${#SCENARIOS[@]})) || SCENARIOS=("${ALL_SCENARIOS[@]}")
 for s in "${SCENARIOS[@]}"; do
@@ -94,7 +79,6 @@ done
 for t in "${TOOLS[@]}"; do
     [[ " ${ALL_TOOLS[*]} " == *" $t "* ]] || die "unknown tool '$t' (known: ${ALL_TOOLS[*]})"
 done
-((BASH_VERSINFO[0] >= 5)) || die "bash >= 5 needed (EPOCHREALTIME)"
 
 if ((QUICK)); then
     MEDIUM=$((64 * MIB)); LARGE=$((256 * MIB))
@@ -123,9 +107,6 @@ scenario_timeout() {  # per-run limit in seconds
 }
 
 # ---------------------------------------------------------------- tools
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY ftp_proxy FTP_PROXY
-
-VFETCH_BIN=${VFETCH:-$REPO_ROOT/.build/release/vfetch}
 NOTES=()
 ACTIVE_TOOLS=()
 for t in "${TOOLS[@]}"; do
@@ -145,12 +126,10 @@ for t in "${TOOLS[@]}"; do
 done
 ((${#ACTIVE_TOOLS[@]})) || die "no tool to run"
 
-NGINX_BIN=$(PATH="$PATH:/usr/sbin:/sbin" command -v nginx || true)
-[[ -n $NGINX_BIN ]] || die "nginx not found (apt-get install nginx-light)"
+find_nginx
 [[ -x /usr/bin/time ]] || die "/usr/bin/time not found (apt-get install time)"
 command -v python3 >/dev/null || die "python3 not found"
 command -v timeout >/dev/null || die "timeout (coreutils) not found"
-[[ -f $CONF_TEMPLATE ]] || die "missing $CONF_TEMPLATE"
 
 # The command line for one download.  Sets CMD (array).
 tool_cmd() {  # tool url outdir outname
@@ -177,10 +156,7 @@ tool_cmd_display() {  # the same with placeholders, for the report
     printf '%s' "${shown//DIR\/NAME/OUT}"
 }
 
-# ---------------------------------------------------------------- temp space and cleanup
-NS=""
-NGINX_PID=""
-TMP=""
+# ---------------------------------------------------------------- temp space
 NEED_BYTES=0
 declare -A NEED_SIZES=()
 for s in "${SCENARIOS[@]}"; do NEED_SIZES[$(scenario_size "$s")]=1; done
@@ -191,101 +167,28 @@ LARGEST=0
 for sz in "${!NEED_SIZES[@]}"; do NEED_BYTES=$((NEED_BYTES + sz)); ((sz > LARGEST)) && LARGEST=$sz; done
 NEED_BYTES=$((NEED_BYTES + 2 * LARGEST + 64 * MIB))
 
-pick_tmp_parent() {
-    local d avail
-    for d in /dev/shm "${TMPDIR:-/tmp}"; do
-        [[ -d $d && -w $d ]] || continue
-        avail=$(df -Pk "$d" | awk 'NR==2 {print $4}')
-        if [[ -n $avail ]] && ((avail * 1024 > NEED_BYTES)); then echo "$d"; return; fi
-    done
-    echo "${TMPDIR:-/tmp}"
-}
-
-MEASURE_PID=""
-descendants() {  # pid -> the pid and all its descendants (depth-bounded)
-    local level=("$1") next kids all=() d p
-    for ((d = 0; d < 8 && ${#level[@]}; d++)); do
-        all+=("${level[@]}")
-        next=()
-        for p in "${level[@]}"; do
-            mapfile -t kids < <(ps -o pid= --ppid "$p" 2>/dev/null | tr -d ' ')
-            next+=("${kids[@]}")
-        done
-        level=("${next[@]}")
-    done
-    echo "${all[@]}"
-}
-
-cleanup() {
-    local rc=$? pid i
-    set +e
-    trap - EXIT INT TERM HUP
-    if [[ -n $MEASURE_PID ]]; then  # a download still running (interrupted)
-        for pid in $(descendants "$MEASURE_PID"); do kill -KILL "$pid" 2>/dev/null; done
-        wait "$MEASURE_PID" 2>/dev/null
-    fi
-    if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        local workers; workers=$(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)
-        kill -TERM "$NGINX_PID" 2>/dev/null
-        for ((i = 0; i < 50; i++)); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
-        if kill -0 "$NGINX_PID" 2>/dev/null; then
-            kill -KILL "$NGINX_PID" 2>/dev/null
-        fi
-        for pid in $workers; do kill -KILL "$pid" 2>/dev/null; done
-    fi
-    if [[ -n $NS ]]; then
-        # anything still running in our namespace was started by this script
-        for pid in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-        ip netns del "$NS" 2>/dev/null || log "WARNING: could not delete network namespace $NS"
-    fi
-    if [[ -n $TMP && -d $TMP ]]; then rm -rf -- "$TMP"; fi
-    # an interrupted run that recorded nothing leaves no result file behind
-    if [[ -n ${CSV:-} && -f $CSV && $(wc -l <"$CSV") -le 1 ]]; then
-        rm -f -- "$CSV"
-        [[ -n ${EVENTS_DIR:-} && -d $EVENTS_DIR ]] && rm -rf -- "$EVENTS_DIR"
-    fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
-
-TMP=$(mktemp -d "$(pick_tmp_parent)/vfbench.XXXXXX")
-chmod 0755 "$TMP"   # nginx workers run as an unprivileged user when started as root
-RUN="$TMP/run"; WWW="$TMP/www"; OUT="$TMP/out"
-mkdir -p "$RUN/tmp" "$WWW" "$OUT"
-chmod 0755 "$WWW"
-META="$TMP/meta.tsv"; : >"$META"
-meta() { local IFS=$'\t'; printf '%s\n' "$*" >>"$META"; }
+make_tmp vfbench "$NEED_BYTES"
+OUT="$TMP/out"   # the downloads
+mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- network namespace
-inns() { if [[ -n $NS ]]; then ip netns exec "$NS" "$@"; else "$@"; fi; }
-
-MODE=loopback
-if ((USE_NETNS)); then
-    if ((EUID != 0)); then
+tbf_works() {  # the link cap can be set and removed in the new namespace
+    ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY \
+        && ip netns exec "$NS" tc qdisc del dev lo root
+}
+setup_netns vfbench "ip tc" tbf_works
+case $NO_NETNS in
+    off) NOTES+=("fallback: --no-netns, host loopback, no link cap") ;;
+    root)
         log "NOTE: not root: using the host loopback WITHOUT the 800 Mbit/s link cap"
-        NOTES+=("fallback: not root, host loopback, no link cap")
-    elif ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+        NOTES+=("fallback: not root, host loopback, no link cap") ;;
+    iproute2)
         log "NOTE: ip/tc (iproute2) missing: using the host loopback WITHOUT the link cap"
-        NOTES+=("fallback: iproute2 missing, host loopback, no link cap")
-    else
-        NS="vfbench$$"
-        if ip netns add "$NS" 2>"$TMP/netns.err" && ip netns exec "$NS" ip link set lo up 2>>"$TMP/netns.err" \
-            && ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY 2>>"$TMP/netns.err" \
-            && ip netns exec "$NS" tc qdisc del dev lo root 2>>"$TMP/netns.err"; then
-            MODE=netns
-        else
-            log "NOTE: network namespace / tc not usable ($(head -c 200 "$TMP/netns.err")): using the host loopback WITHOUT the link cap"
-            NOTES+=("fallback: netns/tc failed, host loopback, no link cap")
-            ip netns del "$NS" 2>/dev/null || true
-            NS=""
-        fi
-    fi
-else
-    NOTES+=("fallback: --no-netns, host loopback, no link cap")
-fi
+        NOTES+=("fallback: iproute2 missing, host loopback, no link cap") ;;
+    failed)
+        log "NOTE: network namespace / tc not usable ($NETNS_ERR): using the host loopback WITHOUT the link cap"
+        NOTES+=("fallback: netns/tc failed, host loopback, no link cap") ;;
+esac
 
 set_cap() {  # 1 = 800 Mbit/s tbf on the namespace's lo, 0 = none
     [[ $MODE == netns ]] || return 0
@@ -296,11 +199,7 @@ set_cap() {  # 1 = 800 Mbit/s tbf on the namespace's lo, 0 = none
 }
 tc_stats() { if [[ $MODE == netns ]]; then inns tc -s qdisc show dev lo | tr -s ' \n' ' '; fi; }
 
-if [[ $MODE == netns ]]; then
-    PORT=18080
-else
-    PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-fi
+PORT=$(free_port 18080)
 BASE_URL="http://127.0.0.1:$PORT"
 
 # ---------------------------------------------------------------- files
@@ -316,20 +215,7 @@ for sz in $(printf '%s\n' "${!NEED_SIZES[@]}" | sort -n); do
 done
 
 # ---------------------------------------------------------------- nginx
-sed -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$PORT|g" -e "s|@WORKERS@|1|g" \
-    -e "s|@CHUNK@|$NGINX_CHUNK|g" \
-    "$CONF_TEMPLATE" >"$RUN/nginx.conf"
-inns "$NGINX_BIN" -q -t -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
-    || die "nginx config test failed: $(tail -5 "$RUN/error.log" 2>/dev/null)"
-inns "$NGINX_BIN" -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
-    || die "nginx failed to start: $(tail -5 "$RUN/error.log" 2>/dev/null)"
-for ((i = 0; i < 100; i++)); do
-    if [[ -s $RUN/nginx.pid ]] && inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; then break; fi
-    sleep 0.1
-done
-[[ -s $RUN/nginx.pid ]] || die "nginx did not write its pid file: $(tail -5 "$RUN/error.log" 2>/dev/null)"
-NGINX_PID=$(<"$RUN/nginx.pid")
-inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null || die "nginx is not listening on port $PORT"
+start_nginx "$PORT" "$NGINX_CHUNK"
 
 # ---------------------------------------------------------------- measurement
 TIME_FMT='%e %U %S %M'
@@ -339,15 +225,7 @@ measure() {  # timeout_s logfile cmd...
     local tmo=$1 logf=$2; shift 2
     local tf="$TMP/time.out"
     rm -f "$tf"
-    R_RC=0
-    R_T0=$EPOCHREALTIME
-    # in the background so that a signal to this script is handled at once
-    inns /usr/bin/time -f "$TIME_FMT" -o "$tf" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null &
-    MEASURE_PID=$!
-    wait "$MEASURE_PID" || R_RC=$?
-    R_T1=$EPOCHREALTIME
-    MEASURE_PID=""
-    R_WALL=$(awk -v a="$R_T0" -v b="$R_T1" 'BEGIN {printf "%.6f", b - a}')
+    run_timed "${INNS[@]}" /usr/bin/time -f "$TIME_FMT" -o "$tf" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
     # time prints "Command exited with non-zero status N" first on failure
     R_TIME=$(tail -n 1 "$tf" 2>/dev/null || true)
     [[ $R_TIME =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || R_TIME="nan nan nan nan"
@@ -355,9 +233,7 @@ measure() {  # timeout_s logfile cmd...
 clean_out() { find "$OUT" -mindepth 1 -delete; }
 
 # wrapper overhead (ip netns exec + time + timeout starting /bin/true)
-OVH=()
-for i in 1 2 3 4 5; do measure 5 /dev/null true; OVH+=("$R_WALL"); done
-WRAP_MS=$(printf '%s\n' "${OVH[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)] * 1000}')
+measure_wrapper measure 5 /dev/null
 
 # link probe: one unthrottled curl through /fast/ with and without the cap
 if [[ $MODE == netns ]] && command -v curl >/dev/null; then
@@ -381,26 +257,15 @@ mkdir -p "$RESULTS_DIR"
 CSV="$RESULTS_DIR/e2e-$STAMP.csv"
 MD="$RESULTS_DIR/e2e-$STAMP.md"
 EVENTS_DIR="$RESULTS_DIR/e2e-$STAMP.events"   # vfetch's --json lines (stdout), one file per run
+RESULT_FILES=("$CSV" "$EVENTS_DIR")
 
-ver() { "$@" 2>&1 | head -n 1 || true; }
-meta date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-meta mode "$MODE"
-meta quick "$QUICK"
-meta reps "$REPS"
-meta nproc "$(nproc)"
-meta mem "$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
-meta cpu "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-meta kernel "$(uname -srm)"
-# shellcheck disable=SC1091
-meta os "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")"
-meta tmpfs "$(df -P "$TMP" | awk 'NR==2 {print $1}')"
-meta version nginx "$(ver "$NGINX_BIN" -v)"
+meta_common
 for t in aria2c axel curl wget; do
     command -v "$t" >/dev/null && meta version "$t" "$(ver "$t" --version)"
 done
 if [[ " ${ACTIVE_TOOLS[*]} " == *" vfetch "* ]]; then
     vv=$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1) || vv=""
-    meta version vfetch "${vv:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; repo $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo 'without commits')$(git -C "$REPO_ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+    meta version vfetch "${vv:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
 fi
 meta version bash "$BASH_VERSION"
 meta link "$LINK_RATE" "$LINK_BPS" "$TBF_BURST" "$TBF_LATENCY"
@@ -408,11 +273,7 @@ meta chunk "$NGINX_CHUNK"
 meta wrapper_ms "$WRAP_MS"
 meta base_url "$BASE_URL"
 for t in "${ACTIVE_TOOLS[@]}"; do meta command "$t" "$(tool_cmd_display "$t")"; done
-if [[ $MODE == netns ]]; then
-    meta wrapper "ip netns exec NS /usr/bin/time -f '$TIME_FMT' -o T timeout -k 5 LIMIT <command>"
-else
-    meta wrapper "/usr/bin/time -f '$TIME_FMT' -o T timeout -k 5 LIMIT <command>"
-fi
+meta_wrapper "/usr/bin/time -f '$TIME_FMT' -o T "
 meta events "$(basename "$EVENTS_DIR")"
 for n in "${NOTES[@]}"; do meta note "$n"; done
 
@@ -444,21 +305,16 @@ for sc in "${SCENARIOS[@]}"; do
             tool_cmd "$tool" "$url" "$OUT" dl.bin
             measure "$tmo" "$TMP/tool.log" "${CMD[@]}"
             read -r t_wall t_user t_sys t_rss <<<"$R_TIME"
+            status=$(status_of "$R_RC")
             sha_ok=0
-            if ((R_RC == 0)); then
-                if [[ -f $OUT/dl.bin ]]; then
-                    if [[ $(sha256sum "$OUT/dl.bin" | awk '{print $1}') == "$sha" ]]; then
-                        status=ok; sha_ok=1
-                    else
-                        status=sha_mismatch
-                    fi
-                else
+            if [[ $status == ok ]]; then
+                if [[ ! -f $OUT/dl.bin ]]; then
                     status=no_output
+                elif [[ $(sha256sum "$OUT/dl.bin" | awk '{print $1}') == "$sha" ]]; then
+                    sha_ok=1
+                else
+                    status=sha_mismatch
                 fi
-            elif ((R_RC == 124 || R_RC == 137)); then
-                status=timeout
-            else
-                status="exit_$R_RC"
             fi
             clean_out
             if [[ $tool == vfetch* ]]; then  # its JSON event lines (stdout; stderr lines start with "vfetch:")

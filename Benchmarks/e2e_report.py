@@ -8,37 +8,21 @@ nginx.conf.in).  Prints the report to stdout and writes it to --md.
 
 import argparse
 import bisect
-import csv
 import math
 import os
 import re
-import statistics
 import sys
 from collections import defaultdict
 
-MIB = 1048576
+# report_common.py lies next to this script (python3 -P or -I would not look
+# there); no __pycache__ left beside them
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from report_common import (  # noqa: E402
+    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_rows, report_head, runs_ok_cell,
+    write_report)
+
 SLOW_RATE = 512 * 1024  # bytes/s, the slow rate of /uneven/ in nginx.conf.in
-
-
-def parse_meta(path):
-    single, multi = {}, defaultdict(list)
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
-            if not parts or not parts[0]:
-                continue
-            key, vals = parts[0], parts[1:]
-            multi[key].append(vals)
-            single[key] = vals[0] if len(vals) == 1 else vals
-    return single, multi
-
-
-def fnum(x):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return math.nan
-    return v
 
 
 HARNESS_UA = "e2e-harness"  # user agent of e2e.sh's own probe/warm-up downloads
@@ -86,19 +70,8 @@ def assign_requests(runs, requests, slack=2.0):
     return res
 
 
-def med(xs):
-    xs = [x for x in xs if not math.isnan(x)]
-    return statistics.median(xs) if xs else math.nan
-
-
-def fmt(x, nd=2, suffix=""):
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    return f"{x:.{nd}f}{suffix}"
-
-
 def fmt_int_or_half(x):
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if isnan(x):
         return "—"
     return f"{x:g}"
 
@@ -112,8 +85,7 @@ def main():
     a = ap.parse_args()
 
     meta, metas = parse_meta(a.meta)
-    with open(a.csv, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(a.csv)
     runs = []
     for r in rows:
         runs.append(
@@ -141,16 +113,8 @@ def main():
     tbf_burst, tbf_lat = (link[2], link[3]) if len(link) >= 4 else ("?", "?")
     mode = meta.get("mode", "?")
 
-    L = []
+    L = report_head("vfetch end-to-end throughput benchmark", meta, metas)
     w = L.append
-    w(f"# vfetch end-to-end throughput benchmark — {meta.get('date', '')}")
-    w("")
-    w("## Setup")
-    w("")
-    w(f"- Machine: {meta.get('nproc', '?')} CPUs ({meta.get('cpu', '?')}), {meta.get('mem', '?')} RAM, "
-      f"{meta.get('os', '?')}, kernel {meta.get('kernel', '?')}")
-    for v in metas.get("version", []):
-        w(f"- {v[0]}: `{v[1] if len(v) > 1 else '?'}`")
     if mode == "netns":
         w(f"- Network: private network namespace, clients and nginx on its `lo` (MTU 65536); "
           f"link cap where marked: `tc qdisc add dev lo root tbf rate {link_rate} burst {tbf_burst} "
@@ -233,8 +197,8 @@ def main():
                 "n": len(tr),
                 "ok": len(ok),
                 "fail": defaultdict(int),
+                "walls": walls,
                 "wall": med(walls),
-                "wmin": min(walls) if walls else math.nan,
                 "wmax": max(walls) if walls else math.nan,
                 "tput": med([size / MIB / r["wall"] for r in ok]),
                 "cpu": med([r["cpu"] for r in ok]),
@@ -254,17 +218,12 @@ def main():
                "× best peer" + (f" ({best_tool})" if best_tool else ""),
                "× link limit", "conns/run", "slow conns (all runs)" if sc == "uneven" else None, "SHA OK"]
         hdr = [h for h in hdr if h is not None]
-        w("| " + " | ".join(hdr) + " |")
-        w("|" + "|".join("---" if i == 0 else "---:" for i in range(len(hdr))) + "|")
+        w(md_row(hdr))
+        w(md_rule("l" + "r" * (len(hdr) - 1)))
         for t in tools:
             s = stats[t]
-            runs_ok = f"{s['ok']}/{s['n']}"
-            if s["fail"]:
-                runs_ok += " (" + ", ".join(f"{k}×{v}" for k, v in sorted(s["fail"].items())) + ")"
-            nd = 3 if s["wmax"] < 1 else 2
-            wall = fmt(s["wall"], nd)
-            if s["ok"] > 1:
-                wall += f" ({s['wmin']:.{nd}f}–{s['wmax']:.{nd}f})"
+            runs_ok = runs_ok_cell(s["ok"], s["n"], s["fail"])
+            wall = med_range(s["walls"], 3 if s["wmax"] < 1 else 2)
             vs_peer = fmt(s["wall"] / best) if s["ok"] and not math.isnan(best) else "—"
             vs_link = fmt(s["wall"] / limit_t) if (limit_t and s["ok"]) else "—"
             done = s["sha_ok"] + s["sha_bad"]  # runs that exited 0 with an output file
@@ -281,7 +240,7 @@ def main():
             if sc == "uneven":
                 cells.append(str(s["slow"]) if reqs else "—")
             cells.append(sha)
-            w("| " + " | ".join(cells) + " |")
+            w(md_row(cells))
         png = f"{os.path.splitext(a.md)[0]}-throughput-{sc}.png"
         if os.path.exists(png):
             w("")
@@ -315,10 +274,7 @@ def main():
       "`conns/run` = distinct TCP connections nginx logged per successful run (median)."
       + (" In `uneven`, a single-connection tool that draws a slow connection (1 in 8) needs 8× as "
          "long and usually hits the per-run limit (shown as `timeout`)." if "uneven" in scenarios else ""))
-    text = "\n".join(L) + "\n"
-    sys.stdout.write(text)
-    with open(a.md, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_report(L, a.md)
 
 
 if __name__ == "__main__":

@@ -39,17 +39,10 @@
 set -euo pipefail
 export LC_ALL=C
 
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO_ROOT=$(git -C "$SCRIPT_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$SCRIPT_DIR/.." && pwd))
-RESULTS_DIR="$SCRIPT_DIR/results"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CACHE_DIR="$RESULTS_DIR/.cache"
-CONF_TEMPLATE="$SCRIPT_DIR/nginx.conf.in"
 REPORT_PY="$SCRIPT_DIR/playback_report.py"
-PLOTS_PY="$SCRIPT_DIR/plots.py"
-
-usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
-log() { printf '%s\n' "$*" >&2; }
-die() { log "playback.sh: error: $*"; exit 2; }
 
 # ---------------------------------------------------------------- constants
 readonly CLIP_SECONDS=40
@@ -71,38 +64,25 @@ readonly T_SERVE=$((T_PLAY + 60))   # limit for one server's whole life (s)
 readonly SERVE_READY_S=10           # wait for /status at most this long
 
 # ---------------------------------------------------------------- options
-QUICK=0
-REPS=""
 WANT_SERVE=1
 SERVE_ARGS=""
-USE_NETNS=1
 while (($#)); do
+    common_option "$@"   # --quick, --reps, --no-netns, --help
+    if ((NARGS)); then shift "$NARGS"; continue; fi
     case "$1" in
-        --quick) QUICK=1 ;;
-        --reps) REPS=${2:?--reps needs a value}; shift ;;
-        --reps=*) REPS=${1#*=} ;;
         --no-serve) WANT_SERVE=0 ;;
         --serve-args) SERVE_ARGS=${2?--serve-args needs a value}; shift ;;
         --serve-args=*) SERVE_ARGS=${1#*=} ;;
-        --no-netns) USE_NETNS=0 ;;
-        -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
     shift
 done
-if [[ -z $REPS ]]; then REPS=$((QUICK ? 1 : 3)); fi
-if ! [[ $REPS =~ ^[0-9]+$ ]] || ((REPS < 1 || REPS > 100)); then die "--reps must be 1..100"; fi
-((BASH_VERSINFO[0] >= 5)) || die "bash >= 5 needed (EPOCHREALTIME)"
+check_common_options
 
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY ftp_proxy FTP_PROXY
-
-NGINX_BIN=$(PATH="$PATH:/usr/sbin:/sbin" command -v nginx || true)
-[[ -n $NGINX_BIN ]] || die "nginx not found (apt-get install nginx-light)"
+find_nginx
 for c in ffmpeg ffprobe python3 curl timeout; do command -v "$c" >/dev/null || die "$c not found"; done
-[[ -f $CONF_TEMPLATE ]] || die "missing $CONF_TEMPLATE"
 
 NOTES=()
-VFETCH_BIN=${VFETCH:-$REPO_ROOT/.build/release/vfetch}
 SERVE=0
 SERVE_WHY=""
 PREFETCH_NONE=()
@@ -128,77 +108,8 @@ if ((!SERVE)); then
     NOTES+=("serve mode not available: $SERVE_WHY")
 fi
 
-# ---------------------------------------------------------------- cleanup
-NS=""
-NGINX_PID=""
-TMP=""
-MEASURE_PID=""
-SERVER_PID=""
-descendants() {  # pid -> the pid and all its descendants (depth-bounded)
-    local level=("$1") next kids all=() d p
-    for ((d = 0; d < 8 && ${#level[@]}; d++)); do
-        all+=("${level[@]}")
-        next=()
-        for p in "${level[@]}"; do
-            mapfile -t kids < <(ps -o pid= --ppid "$p" 2>/dev/null | tr -d ' ')
-            next+=("${kids[@]}")
-        done
-        level=("${next[@]}")
-    done
-    echo "${all[@]}"
-}
-kill_tree() {  # pid: SIGKILL it and its descendants, reap it
-    local pid
-    for pid in $(descendants "$1"); do kill -KILL "$pid" 2>/dev/null; done
-    wait "$1" 2>/dev/null
-}
-
-cleanup() {
-    local rc=$? i
-    set +e
-    trap - EXIT INT TERM HUP
-    [[ -n $MEASURE_PID ]] && kill_tree "$MEASURE_PID"
-    [[ -n $SERVER_PID ]] && kill_tree "$SERVER_PID"
-    if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        local workers; workers=$(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)
-        kill -TERM "$NGINX_PID" 2>/dev/null
-        for ((i = 0; i < 50; i++)); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$NGINX_PID" 2>/dev/null && kill -KILL "$NGINX_PID" 2>/dev/null
-        for i in $workers; do kill -KILL "$i" 2>/dev/null; done
-    fi
-    if [[ -n $NS ]]; then
-        # anything still running in our namespace was started by this script
-        for i in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$i" 2>/dev/null; done
-        ip netns del "$NS" 2>/dev/null || log "WARNING: could not delete network namespace $NS"
-    fi
-    [[ -n $TMP && -d $TMP ]] && rm -rf -- "$TMP"
-    # an interrupted run that recorded nothing leaves no result files behind
-    if [[ -n ${CSV:-} && -f $CSV && $(wc -l <"$CSV") -le 1 ]]; then
-        rm -f -- "$CSV" "${TIMELINE:-}" "${SERVE_LOGS:-}"
-    fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
-
-pick_tmp_parent() {  # clip copy + one cache (~80 MB each) + slack
-    local d avail
-    for d in /dev/shm "${TMPDIR:-/tmp}"; do
-        [[ -d $d && -w $d ]] || continue
-        avail=$(df -Pk "$d" | awk 'NR==2 {print $4}')
-        if [[ -n $avail ]] && ((avail > 400 * 1024)); then echo "$d"; return; fi
-    done
-    echo "${TMPDIR:-/tmp}"
-}
-TMP=$(mktemp -d "$(pick_tmp_parent)/vfplay.XXXXXX")
-chmod 0755 "$TMP"   # nginx workers run as an unprivileged user when started as root
-RUN="$TMP/run"; WWW="$TMP/www"
-mkdir -p "$RUN/tmp" "$WWW"
-chmod 0755 "$WWW"
-META="$TMP/meta.tsv"; : >"$META"
-meta() { local IFS=$'\t'; printf '%s\n' "$*" >>"$META"; }
+# ---------------------------------------------------------------- temp space
+make_tmp vfplay $((400 * 1048576))   # clip copy + one cache (~80 MB each) + slack
 
 # ---------------------------------------------------------------- the clip (cached)
 mkdir -p "$CACHE_DIR"
@@ -240,63 +151,34 @@ chmod 0644 "$WWW/clip.mp4"
 log "  $((CLIP_BYTES / 1048576)) MiB, $(awk -v b="$CLIP_BYTES" -v s="$CLIP_SECONDS" 'BEGIN {printf "%.2f", b * 8 / s / 1e6}') Mbit/s, boxes: ${MOOV_AT#* } (moov at byte $moov_off)"
 
 # ---------------------------------------------------------------- network namespace
-INNS=()   # the command prefix that runs a program in the namespace
-inns() { "${INNS[@]}" "$@"; }
-MODE=loopback
-if ((USE_NETNS)); then
-    if ((EUID != 0)); then
+setup_netns vfplay ip
+case $NO_NETNS in
+    off) NOTES+=("--no-netns: host loopback") ;;
+    root)
         log "NOTE: not root: using the host loopback"
-        NOTES+=("not root: host loopback instead of a network namespace")
-    elif ! command -v ip >/dev/null; then
+        NOTES+=("not root: host loopback instead of a network namespace") ;;
+    iproute2)
         log "NOTE: ip (iproute2) missing: using the host loopback"
-        NOTES+=("iproute2 missing: host loopback instead of a network namespace")
-    else
-        NS="vfplay$$"
-        if ip netns add "$NS" 2>"$TMP/netns.err" && ip netns exec "$NS" ip link set lo up 2>>"$TMP/netns.err"; then
-            MODE=netns
-            INNS=(ip netns exec "$NS")
-        else
-            log "NOTE: network namespace not usable ($(head -c 200 "$TMP/netns.err")): using the host loopback"
-            NOTES+=("netns failed: host loopback instead of a network namespace")
-            ip netns del "$NS" 2>/dev/null || true
-            NS=""
-        fi
-    fi
-else
-    NOTES+=("--no-netns: host loopback")
-fi
-free_port() {
-    if [[ $MODE == netns ]]; then echo "$1"; return; fi  # a fresh namespace has every port free
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+        NOTES+=("iproute2 missing: host loopback instead of a network namespace") ;;
+    failed)
+        log "NOTE: network namespace not usable ($NETNS_ERR): using the host loopback"
+        NOTES+=("netns failed: host loopback instead of a network namespace") ;;
+esac
 PORT=$(free_port 18080)
 ORIGIN="http://127.0.0.1:$PORT"
 CLIP_URL="$ORIGIN/play/clip.mp4"
 FAST_URL="$ORIGIN/fast/clip.mp4"   # the same file without a rate limit (the check of the check)
 
 # ---------------------------------------------------------------- nginx
-sed -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$PORT|g" -e "s|@WORKERS@|1|g" \
-    -e "s|@CHUNK@|$NGINX_CHUNK|g" \
-    "$CONF_TEMPLATE" >"$RUN/nginx.conf"
-inns "$NGINX_BIN" -q -t -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
-    || die "nginx config test failed: $(tail -5 "$RUN/error.log" 2>/dev/null)"
-inns "$NGINX_BIN" -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
-    || die "nginx failed to start: $(tail -5 "$RUN/error.log" 2>/dev/null)"
-for ((i = 0; i < 100; i++)); do
-    if [[ -s $RUN/nginx.pid ]] && inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; then break; fi
-    sleep 0.1
-done
-[[ -s $RUN/nginx.pid ]] || die "nginx did not write its pid file: $(tail -5 "$RUN/error.log" 2>/dev/null)"
-NGINX_PID=$(<"$RUN/nginx.pid")
-inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null || die "nginx is not listening on port $PORT"
+start_nginx "$PORT" "$NGINX_CHUNK"
 got=$(inns curl -sf -r 0-7 -o /dev/null -w '%{http_code} %{content_type}' "$CLIP_URL") || die "nginx does not serve $CLIP_URL"
 [[ $got == "206 video/mp4" ]] || die "nginx answered a range request for the clip with '$got', not '206 video/mp4'"
 
 # ---------------------------------------------------------------- measurement
-# Runs "$@" in the namespace under timeout, in the background so that a signal
-# to this script is handled at once.  Sets R_RC, R_T0, R_T1, R_WALL.  With a
-# samples file, stdout (ffmpeg -progress) goes through a reader that stamps
-# each out_time_us with the wall clock: "epoch_s,out_time_us" lines.
+# Runs "$@" in the namespace under timeout (run_timed: sets R_RC, R_T0, R_T1,
+# R_WALL).  With a samples file, stdout (ffmpeg -progress) goes through a
+# reader that stamps each out_time_us with the wall clock: "epoch_s,out_time_us"
+# lines.
 stamp_progress() {
     local k v
     while IFS='=' read -r k v; do
@@ -304,27 +186,19 @@ stamp_progress() {
     done
     return 0
 }
+stamped() (  # samples cmd...: cmd's stdout through stamp_progress into samples; cmd's exit status
+    set +o pipefail
+    samples=$1; shift
+    "$@" | stamp_progress >"$samples"
+    exit "${PIPESTATUS[0]}"
+)
 measure() {  # timeout_s logfile samples(or "") cmd...
     local tmo=$1 logf=$2 samples=$3; shift 3
-    R_RC=0
-    R_T0=$EPOCHREALTIME
     if [[ -n $samples ]]; then
-        (
-            set +o pipefail
-            "${INNS[@]}" timeout -k 5 "$tmo" "$@" 2>"$logf" </dev/null | stamp_progress >"$samples"
-            exit "${PIPESTATUS[0]}"
-        ) &
+        run_timed stamped "$samples" "${INNS[@]}" timeout -k 5 "$tmo" "$@" 2>"$logf" </dev/null
     else
-        "${INNS[@]}" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null &
+        run_timed "${INNS[@]}" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
     fi
-    MEASURE_PID=$!
-    wait "$MEASURE_PID" || R_RC=$?
-    R_T1=$EPOCHREALTIME
-    MEASURE_PID=""
-    R_WALL=$(awk -v a="$R_T0" -v b="$R_T1" 'BEGIN {printf "%.6f", b - a}')
-}
-status_of() {  # exit code -> status word
-    if (($1 == 0)); then echo ok; elif (($1 == 124 || $1 == 137)); then echo timeout; else echo "exit_$1"; fi
 }
 
 # `vfetch serve` with a fresh, empty cache dir.  Sets SERVER_PID, SERVER_PORT,
@@ -450,9 +324,7 @@ frames_check() {  # label url: sets FRAMES to yes, NO or failed (not in $(...): 
 }
 
 # wrapper overhead (ip netns exec + timeout starting /bin/true)
-OVH=()
-for i in 1 2 3 4 5; do measure 5 /dev/null "" true; OVH+=("$R_WALL"); done
-WRAP_MS=$(printf '%s\n' "${OVH[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)] * 1000}')
+measure_wrapper measure 5 /dev/null ""
 
 # ---------------------------------------------------------------- metadata
 STAMP=$(date +%Y%m%d-%H%M%S)
@@ -463,23 +335,12 @@ SUMMARY="$RESULTS_DIR/playback-$STAMP.summary.csv"
 MD="$RESULTS_DIR/playback-$STAMP.md"
 PNG="$RESULTS_DIR/playback-$STAMP-timeline.png"
 SERVE_LOGS="$RESULTS_DIR/playback-$STAMP.serve.log"
+RESULT_FILES=("$CSV" "$TIMELINE" "$SERVE_LOGS")
 
-ver() { "$@" 2>&1 | head -n 1 || true; }
-meta date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-meta mode "$MODE"
-meta quick "$QUICK"
-meta reps "$REPS"
-meta nproc "$(nproc)"
-meta mem "$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
-meta cpu "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-meta kernel "$(uname -srm)"
-# shellcheck disable=SC1091
-meta os "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")"
-meta tmpfs "$(df -P "$TMP" | awk 'NR==2 {print $1}')"
-meta version nginx "$(ver "$NGINX_BIN" -v)"
+meta_common
 meta version ffmpeg "$(ver ffmpeg -version)"
 if [[ -x $VFETCH_BIN ]]; then
-    meta version vfetch "${VFETCH_BIN#"$REPO_ROOT"/}; repo $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo 'without commits')$(git -C "$REPO_ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+    meta version vfetch "${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
 fi
 meta clip "$CLIP_SECONDS" "$CLIP_BYTES" "${MOOV_AT#* }" "$moov_off" "ffmpeg $(printf '%q ' "${CLIP_ARGS[@]}")OUT.mp4"
 meta origin "$ORIGIN_RATE" "$NGINX_CHUNK" "$CLIP_URL"
@@ -492,11 +353,7 @@ meta cmd ttff "$(printf '%q ' "${FF[@]}")-i URL -frames:v 1 -f null -"
 meta cmd seek "$(printf '%q ' "${FF[@]}")-ss $SEEK_TO -i URL -frames:v 1 -f null -"
 meta cmd probe "ffprobe -v error -show_entries format=duration -of csv=p=0 URL"
 meta cmd frames "ffmpeg -i URL -map 0:v -f framemd5 -"
-if [[ $MODE == netns ]]; then
-    meta wrapper "ip netns exec NS timeout -k 5 LIMIT <command>"
-else
-    meta wrapper "timeout -k 5 LIMIT <command>"
-fi
+meta_wrapper ""
 
 echo "mode,rep,measure,exit_code,status,wall_s,start_ts,end_ts" >"$CSV"
 echo "mode,rep,wall_s,media_s" >"$TIMELINE"

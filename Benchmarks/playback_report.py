@@ -10,61 +10,23 @@ import argparse
 import csv
 import math
 import os
-import statistics
 import sys
 from collections import defaultdict
 
-MIB = 1048576
+# report_common.py lies next to this script (python3 -P or -I would not look
+# there); no __pycache__ left beside them
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from report_common import (  # noqa: E402
+    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_rows, report_head, runs_ok_cell,
+    write_report)
+
 # Targets for the serve mode (issue 6).
 TARGET_PLAY_S = 42.0      # full -re decode of the 40 s clip through serve
 TARGET_TTFF_RATIO = 1.5   # serve TTFF / direct TTFF
 TARGET_SEEK_S = 1.0       # seek-to-play into an uncached position
 MODES = ("direct", "serve")
 MODE_NAME = {"direct": "direct from the origin", "serve": "through `vfetch serve`"}
-
-
-def parse_meta(path):
-    single, multi = {}, defaultdict(list)
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
-            if not parts or not parts[0]:
-                continue
-            key, vals = parts[0], parts[1:]
-            multi[key].append(vals)
-            single[key] = vals[0] if len(vals) == 1 else vals
-    return single, multi
-
-
-def fnum(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def med(xs):
-    xs = [x for x in xs if not math.isnan(x)]
-    return statistics.median(xs) if xs else math.nan
-
-
-def isnan(x):
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def fmt(x, nd=2):
-    return "—" if isnan(x) else f"{x:.{nd}f}"
-
-
-def cell(walls, nd=2):
-    """Median with the range in brackets when there is more than one run."""
-    ok = [w for w in walls if not math.isnan(w)]
-    if not ok:
-        return "—"
-    s = fmt(med(ok), nd)
-    if len(ok) > 1:
-        s += f" ({min(ok):.{nd}f}–{max(ok):.{nd}f})"
-    return s
 
 
 def verdict(ok):
@@ -81,8 +43,7 @@ def main():
     a = ap.parse_args()
 
     meta, metas = parse_meta(a.meta)
-    with open(a.csv, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(a.csv)
 
     clip = metas.get("clip", [["40", "0", "?", "0", ""]])[0]
     clip_s = float(clip[0])
@@ -157,16 +118,8 @@ def main():
                         meets])
 
     # ------------------------------------------------------------ Markdown
-    L = []
+    L = report_head("vfetch playback benchmark", meta, metas)
     w = L.append
-    w(f"# vfetch playback benchmark — {meta.get('date', '')}")
-    w("")
-    w("## Setup")
-    w("")
-    w(f"- Machine: {meta.get('nproc', '?')} CPUs ({meta.get('cpu', '?')}), {meta.get('mem', '?')} RAM, "
-      f"{meta.get('os', '?')}, kernel {meta.get('kernel', '?')}")
-    for v in metas.get("version", []):
-        w(f"- {v[0]}: `{v[1] if len(v) > 1 else '?'}`")
     w(f"- Clip: {clip_s:g} s, {clip_bytes / MIB:.1f} MiB = {clip_bytes * 8 / clip_s / 1e6:.2f} Mbit/s, "
       f"H.264 1280×720@30 (2 s GOPs) + AAC; top-level boxes `{boxes}`: `moov` at byte {moov_at} "
       f"({moov_at / clip_bytes * 100:.1f} % into the file), so a player must fetch the end before the first frame. "
@@ -207,29 +160,27 @@ def main():
     w("")
     hdr = ["mode", "runs OK (TTFF, seek, full)", f"full decode s (`-re`, {clip_s:g} s clip)", f"stall s (wall − {clip_s:g})",
            "time to first frame s", f"seek to {seek_to} s, first frame s", "TTFF ÷ direct", "frames identical"]
-    w("| " + " | ".join(hdr) + " |")
-    w("|---|" + "---:|" * (len(hdr) - 2) + "---|")
+    w(md_row(hdr))
+    w(md_rule("l" + "r" * (len(hdr) - 2) + "l"))
     for mode in MODES:
         st = stats[mode]
         fr = frames.get(mode, ("not available", ""))
         if mode == "serve" and not have_serve:
-            w(f"| **{MODE_NAME[mode]}** | not available | — | — | — | — | — | not available |")
+            w(md_row([f"**{MODE_NAME[mode]}**", "not available"] + ["—"] * 5 + ["not available"]))
             continue
-        runs_ok = f"{st['ok']}/{st['runs']}"
-        if st["fail"]:
-            runs_ok += " (" + ", ".join(f"{k}×{v}" for k, v in sorted(st["fail"].items())) + ")"
+        runs_ok = runs_ok_cell(st["ok"], st["runs"], st["fail"])
         frames_cell = {"yes": "yes", "NO": "**NO**", "failed": "**check failed**"}.get(fr[0], fr[0])
         if mode == "direct" and fr[0] != "not available":
             frames_cell += " (origin, unthrottled: the check of the check)"
         name = MODE_NAME[mode] if mode == "direct" else f"**{MODE_NAME[mode]}**"
-        w("| " + " | ".join([
+        w(md_row([
             name, runs_ok,
-            cell(st["play"]) + (verdict(t_play) if mode == "serve" else ""),
-            cell(st["stall"]),
-            cell(st["ttff"], 3),
-            cell(st["seek"], 3) + (verdict(t_seek) if mode == "serve" else ""),
+            med_range(st["play"]) + (verdict(t_play) if mode == "serve" else ""),
+            med_range(st["stall"]),
+            med_range(st["ttff"], 3),
+            med_range(st["seek"], 3) + (verdict(t_seek) if mode == "serve" else ""),
             "1.00" if mode == "direct" else fmt(ttff_ratio) + verdict(t_ttff),
-            frames_cell]) + " |")
+            frames_cell]))
     w(f"| target (serve) | | ≤ {TARGET_PLAY_S:g} | ≤ {TARGET_PLAY_S - clip_s:g} | | ≤ {TARGET_SEEK_S:g} "
       f"| ≤ {TARGET_TTFF_RATIO:g} | yes |")
     w("")
@@ -261,10 +212,7 @@ def main():
     for c in metas.get("cmd", []):
         w(f"{c[0]:6} {c[1]}")
     w("```")
-    text = "\n".join(L) + "\n"
-    sys.stdout.write(text)
-    with open(a.md, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_report(L, a.md)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,229 @@
+# shellcheck shell=bash
+# What Benchmarks/e2e.sh and Benchmarks/playback.sh share: paths, the common
+# options, the temp dir, cleanup, the network namespace, nginx, timing and
+# metadata.  Sourced right after their `set -euo pipefail`.
+# shellcheck disable=SC2034  # many variables here are for the scripts that source it
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(git -C "$SCRIPT_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$SCRIPT_DIR/.." && pwd))
+RESULTS_DIR="$SCRIPT_DIR/results"
+CONF_TEMPLATE="$SCRIPT_DIR/nginx.conf.in"
+PLOTS_PY="$SCRIPT_DIR/plots.py"
+VFETCH_BIN=${VFETCH:-$REPO_ROOT/.build/release/vfetch}
+
+# the script's own header comment, up to its `set -euo pipefail`
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
+log() { printf '%s\n' "$*" >&2; }
+die() { log "${0##*/}: error: $*"; exit 2; }
+
+# every download is local: no proxy may take it elsewhere
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY ftp_proxy FTP_PROXY
+
+# ---------------------------------------------------------------- options
+QUICK=0
+REPS=""
+USE_NETNS=1
+# The options both scripts take.  Looks at "$@" and sets NARGS to how many
+# arguments it used: 0 when "$1" is not one of them.
+common_option() {
+    NARGS=1
+    case "$1" in
+        --quick) QUICK=1 ;;
+        --reps) REPS=${2:?--reps needs a value}; NARGS=2 ;;
+        --reps=*) REPS=${1#*=} ;;
+        --no-netns) USE_NETNS=0 ;;
+        -h|--help) usage; exit 0 ;;
+        *) NARGS=0 ;;
+    esac
+}
+check_common_options() {
+    if [[ -z $REPS ]]; then REPS=$((QUICK ? 1 : 3)); fi
+    if ! [[ $REPS =~ ^[0-9]+$ ]] || ((REPS < 1 || REPS > 100)); then die "--reps must be 1..100"; fi
+    ((BASH_VERSINFO[0] >= 5)) || die "bash >= 5 needed (EPOCHREALTIME)"
+}
+
+find_nginx() {  # sets NGINX_BIN
+    NGINX_BIN=$(PATH="$PATH:/usr/sbin:/sbin" command -v nginx || true)
+    [[ -n $NGINX_BIN ]] || die "nginx not found (apt-get install nginx-light)"
+    [[ -f $CONF_TEMPLATE ]] || die "missing $CONF_TEMPLATE"
+}
+
+# ---------------------------------------------------------------- cleanup
+NS=""
+NGINX_PID=""
+TMP=""
+MEASURE_PID=""      # the measured command (run_timed)
+SERVER_PID=""       # playback.sh's `vfetch serve`
+RESULT_FILES=()     # the CSV first: when it has no run yet, cleanup removes them all
+
+descendants() {  # pid -> the pid and all its descendants (depth-bounded)
+    local level=("$1") next kids all=() d p
+    for ((d = 0; d < 8 && ${#level[@]}; d++)); do
+        all+=("${level[@]}")
+        next=()
+        for p in "${level[@]}"; do
+            mapfile -t kids < <(ps -o pid= --ppid "$p" 2>/dev/null | tr -d ' ')
+            next+=("${kids[@]}")
+        done
+        level=("${next[@]}")
+    done
+    echo "${all[@]}"
+}
+kill_tree() {  # pid: SIGKILL it and its descendants, reap it
+    local pid
+    for pid in $(descendants "$1"); do kill -KILL "$pid" 2>/dev/null; done
+    wait "$1" 2>/dev/null
+}
+
+cleanup() {
+    local rc=$? i csv=${RESULT_FILES[0]:-}
+    set +e
+    trap - EXIT INT TERM HUP
+    [[ -n $MEASURE_PID ]] && kill_tree "$MEASURE_PID"
+    [[ -n $SERVER_PID ]] && kill_tree "$SERVER_PID"
+    if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
+        local workers; workers=$(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)
+        kill -TERM "$NGINX_PID" 2>/dev/null
+        for ((i = 0; i < 50; i++)); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$NGINX_PID" 2>/dev/null && kill -KILL "$NGINX_PID" 2>/dev/null
+        for i in $workers; do kill -KILL "$i" 2>/dev/null; done
+    fi
+    if [[ -n $NS ]]; then
+        # anything still running in our namespace was started by this script
+        for i in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$i" 2>/dev/null; done
+        ip netns del "$NS" 2>/dev/null || log "WARNING: could not delete network namespace $NS"
+    fi
+    [[ -n $TMP && -d $TMP ]] && rm -rf -- "$TMP"
+    # an interrupted run that recorded nothing leaves no result files behind
+    if [[ -n $csv && -f $csv && $(wc -l <"$csv") -le 1 ]]; then
+        rm -rf -- "${RESULT_FILES[@]}"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# ---------------------------------------------------------------- temp space
+pick_tmp_parent() {  # need_bytes: /dev/shm when it has the room, else $TMPDIR or /tmp
+    local d avail
+    for d in /dev/shm "${TMPDIR:-/tmp}"; do
+        [[ -d $d && -w $d ]] || continue
+        avail=$(df -Pk "$d" | awk 'NR==2 {print $4}')
+        if [[ -n $avail ]] && ((avail * 1024 > $1)); then echo "$d"; return; fi
+    done
+    echo "${TMPDIR:-/tmp}"
+}
+# Sets TMP (removed by cleanup) and in it RUN (nginx's prefix), WWW (its
+# document root) and META (the report's metadata, written by `meta`).
+make_tmp() {  # name need_bytes
+    TMP=$(mktemp -d "$(pick_tmp_parent "$2")/$1.XXXXXX")
+    chmod 0755 "$TMP"   # nginx workers run as an unprivileged user when started as root
+    RUN="$TMP/run"; WWW="$TMP/www"
+    mkdir -p "$RUN/tmp" "$WWW"
+    chmod 0755 "$WWW"
+    META="$TMP/meta.tsv"; : >"$META"
+}
+meta() { local IFS=$'\t'; printf '%s\n' "$*" >>"$META"; }
+
+# ---------------------------------------------------------------- network namespace
+# A throw-away network namespace NS with its lo up, where nginx and the
+# clients run: MODE=netns and INNS the prefix that runs a command in it.
+# Otherwise MODE=loopback and NO_NETNS says why: off (--no-netns), root (not
+# root), iproute2 (one of the commands missing) or failed (NETNS_ERR: how).
+# check_fn, when given, must also succeed in the new namespace.
+INNS=()
+setup_netns() {  # name "commands needed" [check_fn]
+    local c check=${3:-true}
+    MODE=loopback; NO_NETNS=""; NETNS_ERR=""; INNS=()
+    if ((!USE_NETNS)); then NO_NETNS=off; return 0; fi
+    if ((EUID != 0)); then NO_NETNS=root; return 0; fi
+    for c in $2; do command -v "$c" >/dev/null || { NO_NETNS=iproute2; return 0; }; done
+    NS="$1$$"
+    if ip netns add "$NS" 2>"$TMP/netns.err" && ip netns exec "$NS" ip link set lo up 2>>"$TMP/netns.err" \
+        && "$check" 2>>"$TMP/netns.err"; then
+        MODE=netns
+        INNS=(ip netns exec "$NS")
+    else
+        NO_NETNS=failed
+        NETNS_ERR=$(head -c 200 "$TMP/netns.err")
+        ip netns del "$NS" 2>/dev/null || true
+        NS=""
+    fi
+}
+inns() { "${INNS[@]}" "$@"; }
+free_port() {  # preferred: the port in the namespace, else any free one of the host
+    if [[ $MODE == netns ]]; then echo "$1"; return; fi  # a fresh namespace has every port free
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# ---------------------------------------------------------------- nginx
+start_nginx() {  # port sendfile_max_chunk: serves WWW; sets NGINX_PID
+    local port=$1 i
+    sed -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$port|g" -e "s|@WORKERS@|1|g" \
+        -e "s|@CHUNK@|$2|g" \
+        "$CONF_TEMPLATE" >"$RUN/nginx.conf"
+    inns "$NGINX_BIN" -q -t -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
+        || die "nginx config test failed: $(tail -5 "$RUN/error.log" 2>/dev/null)"
+    inns "$NGINX_BIN" -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
+        || die "nginx failed to start: $(tail -5 "$RUN/error.log" 2>/dev/null)"
+    for ((i = 0; i < 100; i++)); do
+        if [[ -s $RUN/nginx.pid ]] && inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    [[ -s $RUN/nginx.pid ]] || die "nginx did not write its pid file: $(tail -5 "$RUN/error.log" 2>/dev/null)"
+    NGINX_PID=$(<"$RUN/nginx.pid")
+    inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null || die "nginx is not listening on port $port"
+}
+
+# ---------------------------------------------------------------- measurement
+# Runs "$@" in the background, so that a signal to this script is handled at
+# once, and waits for it.  Sets R_RC, R_T0, R_T1 and R_WALL (s, from
+# EPOCHREALTIME, us resolution).
+run_timed() {
+    R_RC=0
+    R_T0=$EPOCHREALTIME
+    "$@" &
+    MEASURE_PID=$!
+    wait "$MEASURE_PID" || R_RC=$?
+    R_T1=$EPOCHREALTIME
+    MEASURE_PID=""
+    R_WALL=$(awk -v a="$R_T0" -v b="$R_T1" 'BEGIN {printf "%.6f", b - a}')
+}
+status_of() {  # exit code -> status word
+    if (($1 == 0)); then echo ok; elif (($1 == 124 || $1 == 137)); then echo timeout; else echo "exit_$1"; fi
+}
+# Sets WRAP_MS, the median wall time of five runs of /bin/true with the
+# script's measure: the wrapper's own start-up, which every run includes.
+# (Not in $(...): the runs must stay killable.)
+measure_wrapper() {  # measure and its arguments up to the command
+    local i walls=()
+    for i in 1 2 3 4 5; do "$@" true; walls+=("$R_WALL"); done
+    WRAP_MS=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)] * 1000}')
+}
+
+# ---------------------------------------------------------------- metadata
+ver() { "$@" 2>&1 | head -n 1 || true; }
+meta_common() {  # what both reports show about the run and the machine
+    meta date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    meta mode "$MODE"
+    meta quick "$QUICK"
+    meta reps "$REPS"
+    meta nproc "$(nproc)"
+    meta mem "$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+    meta cpu "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+    meta kernel "$(uname -srm)"
+    # shellcheck disable=SC1091
+    meta os "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")"
+    meta tmpfs "$(df -P "$TMP" | awk 'NR==2 {print $1}')"
+    meta version nginx "$(ver "$NGINX_BIN" -v)"
+}
+repo_state() {  # the source the vfetch binary was built from, as far as git knows
+    echo "repo $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo 'without commits')$(git -C "$REPO_ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
+}
+meta_wrapper() {  # what else runs each measured command (e2e.sh: GNU time)
+    local ns=""
+    [[ $MODE == netns ]] && ns="ip netns exec NS "
+    meta wrapper "$ns${1}timeout -k 5 LIMIT <command>"
+}
