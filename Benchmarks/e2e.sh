@@ -328,7 +328,7 @@ for sc in "${SCENARIOS[@]}"; do
                 "$status" >&2
             if [[ $status != ok ]]; then
                 FAILED=$((FAILED + 1))
-                grep -v '^{' "$TMP/tool.log" | sed -n '1,5s/^/      | /p' >&2
+                { grep -v '^{' "$TMP/tool.log" || true; } | sed -n '1,5s/^/      | /p' >&2  # (grep fails on an empty log)
             fi
         done
     done
