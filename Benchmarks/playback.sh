@@ -311,7 +311,7 @@ frames_check() {  # label url: sets FRAMES to yes, NO or failed (not in $(...): 
     framemd5 "$2" "$out"
     if ((R_RC != 0)); then
         log "   frames via $1: ffmpeg failed ($(status_of "$R_RC")):"
-        grep -v '^[0-9]' "$LAST_LOG" | sed -n '1,5s/^/      | /p' >&2
+        { grep -v '^[0-9]' "$LAST_LOG" || true; } | sed -n '1,5s/^/      | /p' >&2
         FRAMES=failed
     elif cmp -s "$out" "$TMP/frames-local.md5"; then
         log "   frames via $1: $(wc -l <"$out") frames, identical to the local file's"
