@@ -31,8 +31,9 @@ public struct DownloadOptions: Sendable, Equatable {
     public var connectTimeout = 15.0
     /// A transfer that receives no byte for this many seconds is retried.
     public var stallTimeout = 20.0
-    /// Segments are not split into parts smaller than this.
-    public var minSplitSize: Int64 = 1 << 20
+    /// Segments are not split into parts smaller than this; nil: 1 MiB, or less for a small file so
+    /// that every connection can have a part (64 KiB at least).
+    public var minSplitSize: Int64?
     /// Allocate the whole file up front (`fallocate`) instead of a sparse file.
     public var preallocate = false
     /// Expected SHA-256 of the whole file, in hex; verified before the file is moved into place.

@@ -111,6 +111,11 @@ final class Engine {
         }
     }
 
+    /// The default split floor: 1 MiB, lower for files too small to give every connection two of those.
+    func minSplitSize(length: Int64?) -> Int64 {
+        min(1 << 20, (length ?? .max) / Int64(2 * connectionLimit))
+    }
+
     func startTransfers() {
         guard fatal == nil else { return }
         guard scheduler != nil else {
@@ -205,7 +210,7 @@ final class Engine {
             return false
         }
         var configuration = SegmentScheduler.Configuration()
-        configuration.minSplitSize = max(64 << 10, options.minSplitSize)
+        configuration.minSplitSize = max(64 << 10, options.minSplitSize ?? minSplitSize(length: found.length))
         configuration.retry.maxRetries = options.retries
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)

@@ -175,8 +175,9 @@ import Glibc
                 "/usr/bin/curl", ["-sN", "-H", "Authorization: Bearer \(token)", server.base + "/api/events"],
                 signal: SIGKILL, when: { finished.isSet })
             try await Task.sleep(for: .milliseconds(300))
-            async let first = add([origin.url("/a.bin")], ["-o", directory + "/a.bin"], cache: cache)
-            async let second = add([origin.url("/b.bin")], ["-o", directory + "/b.bin"], cache: cache)
+            // Two connections each: long enough (1.5 s) for progress events, which come twice a second.
+            async let first = add([origin.url("/a.bin")], ["-o", directory + "/a.bin", "-c", "2"], cache: cache)
+            async let second = add([origin.url("/b.bin")], ["-o", directory + "/b.bin", "-c", "2"], cache: cache)
             let ids = try await (first + second)
             #expect(Set(ids) == ["1", "2"])
             #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
