@@ -97,15 +97,23 @@ package final class CacheDirectory: Sendable {
         }
     }
 
-    /// Deletes an entry's files and forgets it.
-    package func remove(_ id: String) {
+    /// Deletes an entry's files and forgets it; `sync: false` leaves the directory's fsync to the caller.
+    package func remove(_ id: String, sync: Bool = true) {
         let base = entryPath(id)
         for suffix in [".part", ".vfetch", ".vfetch.tmp"] { unlink(base + suffix) }
         index.withLock { index in
             index.entries.entries[id] = nil
             index.dirty = true
         }
-        OutputFile.syncDirectory(of: base)
+        if sync { OutputFile.syncDirectory(of: base) }
+    }
+
+    /// Makes removals durable.
+    package func sync() { OutputFile.syncDirectory(of: path + "/index.json") }
+
+    /// The evictions that fit the cache in `maxBytes`, least recently used first, never one in `inUse`.
+    package func evictions(sizes: [String: Int64], maxBytes: Int64, inUse: Set<String>) -> [String] {
+        index.withLock { $0.entries.evictions(sizes: sizes, maxBytes: maxBytes, inUse: inUse) }
     }
 
     /// Evicts least recently used entries, never those in `inUse`, until the cache fits in `maxBytes`;
@@ -126,7 +134,7 @@ package final class CacheDirectory: Sendable {
             return try? index.entries.encoded()
         }
         guard let data else { return }
-        try? OutputFile.replaceDurably(path + "/index.json", with: [UInt8](data))
+        try? replaceFileDurably(path + "/index.json", with: [UInt8](data))
     }
 
     /// The token API clients must send, from `token` (mode 0600), made on first use.

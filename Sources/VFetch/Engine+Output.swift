@@ -61,7 +61,9 @@ extension Engine {
         } catch {
             return .failure(DiscardReason("\(manifestPath): \(error)"))
         }
-        if let reason = previous.reasonToDiscard(for: remote, url: url, trustLength: options.trustLength) {
+        // A cache entry is named by its key: a signed URL may differ from read to read.
+        let identity = demand == nil ? url : previous.url
+        if let reason = previous.reasonToDiscard(for: remote, url: identity, trustLength: options.trustLength) {
             return .failure(DiscardReason(reason))
         }
         guard partSize == previous.length else {

@@ -22,6 +22,8 @@ package enum LocalRequest {
             try easy.set(CURLOPT_URL, url)
             try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
             try easy.set(CURLOPT_NOSIGNAL, true)
+            // The token goes to the server and nowhere else, whatever http_proxy says.
+            try easy.set(CURLOPT_NOPROXY, "*")
             try easy.set(CURLOPT_TIMEOUT_MS, Int(timeout * 1000))
             try easy.set(CURLOPT_CUSTOMREQUEST, method)
             try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.raw))

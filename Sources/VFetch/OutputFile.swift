@@ -143,6 +143,11 @@ final class OutputFile {
 @available(*, unavailable)
 extension OutputFile: Sendable {}
 
+/// Replaces a small file durably and atomically, as manifests are (for the queue and the index).
+package func replaceFileDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
+    try OutputFile.replaceDurably(path, with: bytes)
+}
+
 extension Range where Bound == Int64 {
     fileprivate var nilIfEmpty: Range? { isEmpty ? nil : self }
 }

@@ -43,7 +43,8 @@ package struct CacheIndex: Codable, Sendable, Equatable {
         var chosen: [String] = []
         let oldestFirst = sizes.keys.filter { !inUse.contains($0) }
             .sorted { (entries[$0]?.lastAccess ?? 0, $0) < (entries[$1]?.lastAccess ?? 0, $1) }
-        for id in oldestFirst where total > maxBytes {
+        // An empty entry frees nothing (and may be one a reader just asked for).
+        for id in oldestFirst where total > maxBytes && sizes[id] ?? 0 > 0 {
             chosen.append(id)
             total -= sizes[id] ?? 0
         }

@@ -100,9 +100,11 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
         items[index].path = path
     }
 
-    /// A running download ended by itself: done, or failed with `error`.
+    /// A download ended by itself: done (even if it was being paused or requeued just then: its file
+    /// is complete), or, when it was running, failed with `error`.
     package mutating func ended(_ id: String, error: String?) -> [Action] {
-        guard let index = items.firstIndex(where: { $0.id == id }), items[index].state == .running else { return [] }
+        guard let index = items.firstIndex(where: { $0.id == id }), items[index].state != .done else { return [] }
+        if error != nil, items[index].state != .running { return [] }
         items[index].state = error == nil ? .done : .failed
         items[index].error = error
         return schedule()

@@ -42,7 +42,8 @@ package enum RangeRequest: Equatable, Sendable {
         switch (first, last) {
         case (let first?, let last?):
             guard first <= last else { return .malformed }
-            return first < length ? .part(first..<min(last + 1, length)) : .unsatisfiable
+            // `last` may be as large as Int64 allows: compare before adding one.
+            return first < length ? .part(first..<(last >= length - 1 ? length : last + 1)) : .unsatisfiable
         case (let first?, nil):
             return first < length ? .part(first..<length) : .unsatisfiable
         case (nil, let suffix?):

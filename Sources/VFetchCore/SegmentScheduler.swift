@@ -372,9 +372,11 @@ package struct SegmentScheduler: Sendable {
     /// readers from the first missing byte (`--stream`), and the pinned ranges.
     package var playbackWindows: [Range<Int64>] {
         guard let playback else { return [] }
-        var starts = playback.positions
+        let end = total ?? .max
+        // A reader's position may lie past the end (it asked for another version of the file).
+        var starts = playback.positions.map { min($0, end) }
         if starts.isEmpty, !playback.windowsOnly, let first = segments.map(\.next).min() { starts = [first] }
-        return playback.pinned + starts.map { $0..<min($0 + playback.lookahead, total ?? .max) }
+        return playback.pinned + starts.map { $0..<min($0 + playback.lookahead, end) }
     }
 
     /// In windowsOnly mode, makes transfers stop at the end of the windows they serve (at the next block

@@ -9,10 +9,11 @@ import VFetchCore
 /// A download starts with the first reader (its probe also revalidates what earlier runs cached:
 /// a changed remote file is discarded) and runs until the file is complete; with `--prefetch
 /// window|none` it is stopped once no reader is left. Readers are served only bytes the running
-/// download reported as written, or those of an entry completed in this run.
+/// download reported as written, or those of an entry completed in this run. Each download has a
+/// `version`: a response started under one version ends when another download starts, so two
+/// files are never spliced into one response.
 final class CacheEntry: Sendable {
     let id: String
-    let url: String
     /// Where the download writes: `path.part`, with its manifest `path.vfetch`.
     let path: String
     private let options: DownloadOptions
@@ -29,6 +30,9 @@ final class CacheEntry: Sendable {
     }
 
     private struct State {
+        /// The URL readers asked for last: a signed URL's latest signature.
+        var url: String
+        var version = 0
         var download: Download?
         var demand: ReaderDemand?
         var remote: RemoteInfo?
@@ -36,35 +40,40 @@ final class CacheEntry: Sendable {
         var complete = false
         /// When the origin last confirmed this entry (its download's probe).
         var validated: ContinuousClock.Instant?
-        var opening: [EventLoopPromise<RemoteInfo>] = []
+        var opening: [EventLoopPromise<(RemoteInfo, version: Int)>] = []
         var waiters: [Waiter] = []
         /// Where each reader reads, by reader number.
         var readers: [Int: Int64] = [:]
         var nextReader = 0
-        /// Bumped when a download starts, so a late idle timer of an earlier one does nothing.
+        /// Bumped when a download starts and when a reader joins, so a late idle timer does nothing.
         var generation = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(
         id: String, url: String, path: String, options: DownloadOptions, prefetch: ReaderDemand.Prefetch,
         downloadEnded: @escaping @Sendable () -> Void
     ) {
         self.id = id
-        self.url = url
+        state = Mutex(State(url: url))
         self.path = path
         self.options = options
         self.prefetch = prefetch
         self.downloadEnded = downloadEnded
     }
 
-    /// The remote file's facts, once its download has probed it (at once when already known).
-    func open(on loop: any EventLoop) -> EventLoopFuture<RemoteInfo> {
-        let promise = loop.makePromise(of: RemoteInfo.self)
-        let known: RemoteInfo? = state.withLock { state in
+    /// The remote file's facts and the download version to serve, once its download has probed it (at
+    /// once when already known). `url` is what the reader asked for, the key's latest URL.
+    func open(url: String, on loop: any EventLoop) -> EventLoopFuture<(RemoteInfo, version: Int)> {
+        let promise = loop.makePromise(of: (RemoteInfo, version: Int).self)
+        let known: (RemoteInfo, Int)? = state.withLock { state in
+            state.url = url
+            // A complete entry is checked again after a while, but not under readers of it.
             let fresh = state.validated.map { ContinuousClock.now - $0 < Self.revalidateAfter } ?? false
-            if let remote = state.remote, state.download != nil || (state.complete && fresh) { return remote }
+            if let remote = state.remote, state.download != nil || (state.complete && (fresh || !state.readers.isEmpty)) {
+                return (remote, state.version)
+            }
             state.opening.append(promise)
             if state.download == nil { startDownload(&state) }
             return nil
@@ -72,6 +81,9 @@ final class CacheEntry: Sendable {
         if let known { promise.succeed(known) }
         return promise.futureResult
     }
+
+    /// The download whose bytes are served now; see the type's comment.
+    var version: Int { state.withLock { $0.version } }
 
     /// How many bytes from `offset` on are on disk without a gap.
     func presentBytes(from offset: Int64) -> Int64 {
@@ -86,15 +98,20 @@ final class CacheEntry: Sendable {
     /// goes to the front of the download's queue.
     func whenPresent(_ offset: Int64, on loop: any EventLoop) -> EventLoopFuture<Void> {
         let promise = loop.makePromise(of: Void.self)
-        let ready: Bool = state.withLock { state in
-            if state.complete || state.written.contains(offset) { return true }
+        let ready: Bool? = state.withLock { state in
+            if state.complete { return offset < state.remote?.length ?? 0 ? true : nil }  // nil: past the end
+            if state.written.contains(offset) { return true }
             state.waiters.append(Waiter(offset: offset, promise: promise))
             if state.download == nil { startDownload(&state) }
             state.demand?.wait(at: offset)
             state.download?.wake()
             return false
         }
-        if ready { promise.succeed() }
+        switch ready {
+        case true?: promise.succeed()
+        case nil: promise.fail(DownloadError.badResponse("read past the end of the file"))
+        case false?: break
+        }
         return promise.futureResult
     }
 
@@ -104,6 +121,7 @@ final class CacheEntry: Sendable {
     func join(at offset: Int64) -> Int {
         state.withLock { state in
             state.nextReader += 1
+            state.generation += 1
             state.readers[state.nextReader] = offset
             state.demand?.setPosition(offset, of: state.nextReader)
             return state.nextReader
@@ -173,12 +191,16 @@ final class CacheEntry: Sendable {
         var options = options
         options.stream = true  // head and tail first, then the MP4 index
         options.overwrite = true
-        let demand = ReaderDemand(prefetch: prefetch) { [weak self] written in self?.wrote(written) }
+        let version = state.version + 1
+        let demand = ReaderDemand(prefetch: prefetch) { [weak self] written in self?.wrote(written, version: version) }
         for (reader, offset) in state.readers { demand.setPosition(offset, of: reader) }
-        let download = Download(url: url, to: .file(path), options: options, demand: demand)
+        let download = Download(url: state.url, to: .file(path), options: options, demand: demand)
         state.generation += 1
+        state.version = version
         state.download = download
         state.demand = demand
+        // Until this download's probe answers, nothing is known: its file may turn out to be another.
+        state.remote = nil
         state.complete = false
         state.written = ByteRangeSet()
         Task { [self] in
@@ -187,25 +209,27 @@ final class CacheEntry: Sendable {
             }
             // The events end when the download does, so `started` is always seen before `ended`.
             for await event in download.events {
-                if case .started(let info) = event { started(info) }
+                if case .started(let info) = event { started(info, version: version) }
             }
             ended(download, await run.value)
         }
     }
 
-    private func started(_ info: RemoteInfo) {
+    private func started(_ info: RemoteInfo, version: Int) {
         let opening = state.withLock { state in
+            guard state.version == version else { return [EventLoopPromise<(RemoteInfo, version: Int)>]() }
             state.remote = info
             state.validated = .now
             defer { state.opening.removeAll() }
             return state.opening
         }
-        for promise in opening { promise.succeed(info) }
+        for promise in opening { promise.succeed((info, version)) }
     }
 
     /// Called on the download's thread with all bytes written so far.
-    private func wrote(_ written: ByteRangeSet) {
+    private func wrote(_ written: ByteRangeSet, version: Int) {
         let ready = state.withLock { state in
+            guard state.version == version else { return [Waiter]() }
             state.written = written
             let ready = state.waiters.filter { written.contains($0.offset) }
             state.waiters.removeAll { written.contains($0.offset) }
@@ -216,7 +240,7 @@ final class CacheEntry: Sendable {
 
     private func ended(_ download: Download, _ result: Result<DownloadSummary, DownloadError>) {
         let (opening, waiters) = state.withLock { state in
-            guard state.download === download else { return ([EventLoopPromise<RemoteInfo>](), [Waiter]()) }
+            guard state.download === download else { return ([EventLoopPromise<(RemoteInfo, version: Int)>](), [Waiter]()) }
             state.download = nil
             state.demand = nil
             if case .success = result { state.complete = true }
@@ -231,8 +255,8 @@ final class CacheEntry: Sendable {
         case .success:
             for waiter in waiters { waiter.promise.succeed() }
             // A download that completed without a probe answer (empty file) still opens.
-            if let remote = state.withLock({ $0.remote }) {
-                for promise in opening { promise.succeed(remote) }
+            if let (remote, version) = state.withLock({ state in state.remote.map { ($0, state.version) } }) {
+                for promise in opening { promise.succeed((remote, version)) }
             } else {
                 for promise in opening { promise.fail(DownloadError.badResponse("no answer from the origin")) }
             }

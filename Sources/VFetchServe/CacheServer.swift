@@ -1,4 +1,5 @@
 import NIOCore
+import Synchronization
 import NIOHTTP1
 import NIOPosix
 
@@ -30,6 +31,7 @@ package final class CacheServer: Sendable {
     ) async throws -> CacheServer {
         let threadPool = NIOThreadPool(numberOfThreads: 2)
         threadPool.start()
+        let hosts = HostAllowList()
         do {
             let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 256)
@@ -39,12 +41,14 @@ package final class CacheServer: Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(
-                            PlayerConnection(cache: cache, threadPool: threadPool, downloads: downloads, token: token))
+                            PlayerConnection(
+                                cache: cache, threadPool: threadPool, downloads: downloads, token: token, hosts: hosts))
                     }
                 }
                 .bind(host: host, port: port)
                 .get()
             let bound = channel.localAddress?.port ?? port
+            hosts.allow(listeningOn: host, port: bound)
             return CacheServer(
                 cache: cache, downloads: downloads, channel: channel, threadPool: threadPool, host: host, port: bound)
         } catch {
@@ -65,5 +69,25 @@ package final class CacheServer: Sendable {
         await downloads.shutdown()
         await cache.shutdown()
         try? await threadPool.shutdownGracefully()
+    }
+}
+
+/// The `Host` names a loopback server answers to: its own address and `localhost`, so a web page
+/// that rebinds its own name to 127.0.0.1 cannot read the cache. Any host when listening elsewhere.
+final class HostAllowList: Sendable {
+    private let names = Mutex<Set<String>?>([])
+
+    func allow(listeningOn host: String, port: Int) {
+        let loopback = ["127.0.0.1", "::1", "localhost"].contains(host)
+        names.withLock { names in
+            names = loopback ? ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"] : nil
+        }
+    }
+
+    func allows(_ host: String?) -> Bool {
+        names.withLock { names in
+            guard let names else { return true }
+            return host.map { names.contains($0.lowercased()) } ?? false
+        }
     }
 }

@@ -23,9 +23,8 @@ package actor DownloadService {
         var lastEvent = 0.0
         /// Where it writes, once known.
         var path: String?
-        /// Set when we stop it: its end is not a failure. `restart`: start it again at once.
+        /// Set when we stop it: its end is not a failure.
         var stopping = false
-        var restart = false
         /// Removed with its data: deleted once the download has let go of its files.
         var deleteWhenEnded: DownloadQueue.Item?
     }
@@ -33,6 +32,8 @@ package actor DownloadService {
     private var queue = DownloadQueue()
     private var live: [String: Live] = [:]
     private var subscribers: [UUID: AsyncStream<String>.Continuation] = [:]
+    /// Set by `shutdown`: nothing starts any more.
+    private var shuttingDown = false
     private let queuePath: String
     private let settings: Settings
 
@@ -40,10 +41,15 @@ package actor DownloadService {
     package init(directory: String, settings: Settings) {
         queuePath = directory + "/queue.json"
         self.settings = settings
-        if let data = FileManager.default.contents(atPath: queuePath),
-            let saved = try? JSONDecoder().decode(DownloadQueue.self, from: data)
-        {
+        guard let data = FileManager.default.contents(atPath: queuePath) else { return }
+        if let saved = try? JSONDecoder().decode(DownloadQueue.self, from: data) {
             queue = saved
+        } else {
+            // Kept for a look, never silently dropped; the queue starts empty.
+            let aside = queuePath + ".damaged"
+            try? FileManager.default.removeItem(atPath: aside)
+            try? FileManager.default.moveItem(atPath: queuePath, toPath: aside)
+            FileHandle.standardError.write(Data("vfetch: \(queuePath) is damaged; moved to \(aside), starting with an empty queue\n".utf8))
         }
     }
 
@@ -96,8 +102,8 @@ package actor DownloadService {
         if let limit = maxBytesPerSecond {
             queue.maxBytesPerSecond = limit
             // A download's limit is set when it starts: running ones start again (from their checkpoint).
+            // (They stay running in the queue, so `ended` starts them again.)
             for id in queue.running where live[id] != nil {
-                live[id]?.restart = true
                 live[id]?.stopping = true
                 live[id]?.download.cancel()
             }
@@ -127,6 +133,7 @@ package actor DownloadService {
     /// Stops every running download (each checkpoints) and saves the queue as it stands, so the next
     /// start resumes them.
     package func shutdown() async {
+        shuttingDown = true
         for id in live.keys { live[id]?.stopping = true; live[id]?.download.cancel() }
         while !live.isEmpty { try? await Task.sleep(for: .milliseconds(20)) }
         save()
@@ -149,7 +156,8 @@ package actor DownloadService {
     }
 
     private func launch(_ id: String) {
-        guard let item = queue.item(id), live[id] == nil else { return }
+        // One still stopping starts again when it has ended (see `ended`).
+        guard !shuttingDown, let item = queue.item(id), live[id] == nil else { return }
         var options = settings.download
         if let connections = item.request.connections { options.connections = connections }
         options.headers += item.request.headers
@@ -201,11 +209,11 @@ package actor DownloadService {
             removed.path = removed.path ?? ending.path
             Self.deletePartialData(of: removed)
         }
-        if ending.restart {
-            launch(id)
-            return
-        }
-        if ending.stopping, error == .interrupted || error == nil {
+        guard !shuttingDown else { return }
+        if ending.stopping, error != nil {
+            // Stopped on our word. If the queue wants it running again (a new speed limit, or a
+            // resume while it was stopping), it starts again from its checkpoint.
+            if queue.item(id)?.state == .running { launch(id) }
             save()
             return
         }
@@ -267,7 +275,7 @@ package actor DownloadService {
 
     private func save() {
         guard let data = try? JSONEncoder().encode(queue) else { return }
-        try? data.write(to: URL(fileURLWithPath: queuePath), options: .atomic)
+        try? replaceFileDurably(queuePath, with: [UInt8](data))
     }
 
     private static func deletePartialData(of item: DownloadQueue.Item) {

@@ -33,15 +33,24 @@ package final class PlayerCache: Sendable {
             entries[id] = entry
             return (entry, true)
         }
-        if isNew { trim() }
+        if isNew { Task { self.trim() } }  // disk work, off the event loop
         return entry
     }
 
     /// Evicts least recently used entries nobody reads or writes until the cache fits.
     package func trim() {
-        let inUse = entries.withLock { entries in Set(entries.filter { $0.value.isInUse }.keys) }
-        let evicted = directory.evict(toFit: settings.maxBytes, inUse: inUse)
-        entries.withLock { entries in for id in evicted { entries[id] = nil } }
+        let sizes = Dictionary(uniqueKeysWithValues: directory.entries().map { ($0.id, $0.bytesOnDisk) })
+        // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
+        let evicted = entries.withLock { entries in
+            let inUse = Set(entries.filter { $0.value.isInUse }.keys)
+            let chosen = directory.evictions(sizes: sizes, maxBytes: settings.maxBytes, inUse: inUse)
+            for id in chosen {
+                entries[id] = nil
+                directory.remove(id, sync: false)
+            }
+            return chosen
+        }
+        if !evicted.isEmpty { directory.sync() }
     }
 
     /// Saves the index and trims every few seconds, until cancelled.

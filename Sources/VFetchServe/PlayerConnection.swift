@@ -22,6 +22,8 @@ final class PlayerConnection: ChannelInboundHandler {
     /// The body being sent and where it stands.
     private struct Body {
         var entry: CacheEntry
+        /// The entry's download version the response's headers describe.
+        var version: Int
         var reader: Int
         var file: Int32
         var offset: Int64
@@ -37,6 +39,7 @@ final class PlayerConnection: ChannelInboundHandler {
     private let downloads: DownloadService
     /// What API clients must send as `Authorization: Bearer TOKEN`.
     private let token: String
+    private let hosts: HostAllowList
     private var requestHead: HTTPRequestHead?
     private var requestBody: [UInt8] = []
     /// The event stream being sent, if this connection carries one.
@@ -45,7 +48,8 @@ final class PlayerConnection: ChannelInboundHandler {
     /// Bumped per response, so a late callback of an earlier one does nothing.
     private var generation = 0
 
-    init(cache: PlayerCache, threadPool: NIOThreadPool, downloads: DownloadService, token: String) {
+    init(cache: PlayerCache, threadPool: NIOThreadPool, downloads: DownloadService, token: String, hosts: HostAllowList) {
+        self.hosts = hosts
         self.cache = cache
         self.threadPool = threadPool
         self.downloads = downloads
@@ -87,6 +91,9 @@ final class PlayerConnection: ChannelInboundHandler {
 
     private func route(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         generation += 1
+        guard hosts.allows(head.headers.first(name: "Host")) else {
+            return fail(.forbidden, "this server answers only to its own address", head, context)
+        }
         guard let components = URLComponents(string: head.uri) else {
             return fail(.badRequest, "malformed request target", head, context)
         }
@@ -102,7 +109,7 @@ final class PlayerConnection: ChannelInboundHandler {
             }
             guard isFetchableURL(url) else { return fail(.badRequest, "not an http or https URL: \(url)", head, context) }
             let key = query.first { $0.name == "key" }?.value.flatMap { $0.isEmpty ? nil : $0 } ?? url
-            stream(cache.entry(key: key, url: url), head, context)
+            stream(cache.entry(key: key, url: url), url: url, head, context)
         case "/status":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
             let current = generation
@@ -119,20 +126,22 @@ final class PlayerConnection: ChannelInboundHandler {
         }
     }
 
-    private func stream(_ entry: CacheEntry, _ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+    private func stream(_ entry: CacheEntry, url: String, _ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
         let current = generation
-        entry.open(on: context.eventLoop).assumeIsolated().whenComplete { result in
+        entry.open(url: url, on: context.eventLoop).assumeIsolated().whenComplete { result in
             guard current == self.generation, context.channel.isActive else { return }
             switch result {
             case .failure(let error):
                 self.fail(.badGateway, "origin: \(error)", head, context)
-            case .success(let remote):
-                self.answer(head, entry: entry, remote: remote, context: context)
+            case .success(let (remote, version)):
+                self.answer(head, entry: entry, remote: remote, version: version, context: context)
             }
         }
     }
 
-    private func answer(_ head: HTTPRequestHead, entry: CacheEntry, remote: RemoteInfo, context: ChannelHandlerContext) {
+    private func answer(
+        _ head: HTTPRequestHead, entry: CacheEntry, remote: RemoteInfo, version: Int, context: ChannelHandlerContext
+    ) {
         guard let length = remote.length else {
             return fail(.badGateway, "the origin does not say the file's length; use vfetch get", head, context)
         }
@@ -164,7 +173,7 @@ final class PlayerConnection: ChannelInboundHandler {
         keepAliveHeaders(&headers, head)
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
         body = Body(
-            entry: entry, reader: entry.join(at: range.lowerBound), file: file, offset: range.lowerBound,
+            entry: entry, version: version, reader: entry.join(at: range.lowerBound), file: file, offset: range.lowerBound,
             end: range.upperBound, keepAlive: head.isKeepAlive)
         pump(context: context)
     }
@@ -229,6 +238,12 @@ final class PlayerConnection: ChannelInboundHandler {
             if !current.keepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
             return
         }
+        // Another download of the entry started (it may be another file): this response ends here.
+        guard current.entry.version == current.version else {
+            endBody()
+            context.close(promise: nil)
+            return
+        }
         let available = current.entry.presentBytes(from: current.offset)
         guard available > 0 else {
             current.entry.whenPresent(current.offset, on: context.eventLoop).assumeIsolated().whenComplete { result in
@@ -255,7 +270,7 @@ final class PlayerConnection: ChannelInboundHandler {
             return buffer
         }.assumeIsolated().whenComplete { result in
             guard generation == self.generation, var body = self.body else { return }
-            guard case .success(let buffer) = result else {
+            guard case .success(let buffer) = result, body.entry.version == body.version else {
                 self.endBody()
                 context.close(promise: nil)
                 return

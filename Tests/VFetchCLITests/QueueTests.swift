@@ -95,6 +95,27 @@ import Glibc
         }
     }
 
+    @Test func aResumeWhileThePauseIsStillStoppingFinishes() async throws {
+        let bytes = randomBytes(4 * Self.mib, seed: 75)
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            origin.publish("/f.bin", bytes, behavior: throttled(512 << 10))
+            let server = try await ServerProcess.start(cacheDirectory: cache)
+            let id = try #require(try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-c", "2"], cache: cache).first)
+            try await Task.sleep(for: .milliseconds(300))
+            let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
+            // Both in one go, as fast as a script can: the resume arrives while the download still stops.
+            let both = try await run("/bin/sh", ["-c", """
+                curl -sf -X POST -H 'Authorization: Bearer \(token)' \(server.base)/api/downloads/\(id)/pause >/dev/null &&
+                curl -sf -X POST -H 'Authorization: Bearer \(token)' \(server.base)/api/downloads/\(id)/resume >/dev/null
+                """])
+            #expect(both.status == 0)
+            #expect(try await vfetch(["wait", id, "--cache-dir", cache]).status == 0)
+            #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
+            #expect(await server.stop() == 0)
+        }
+    }
+
     @Test func atMostTheConfiguredNumberRunAtOnce() async throws {
         let files = (0..<3).map { randomBytes(2 * Self.mib, seed: UInt64(80 + $0)) }
         try await withOrigin { origin, directory in

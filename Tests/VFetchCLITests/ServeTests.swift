@@ -133,6 +133,10 @@ import Glibc
             #expect(beyond.standardOutput.hasSuffix("416"))
             #expect(beyond.standardOutput.contains("Content-Range: bytes */\(bytes.count)"))
             #expect(try await curl(["-H", "Range: bytes=x-y", url]).standardOutput.hasSuffix("400"))
+            let huge = try await curl(["-H", "Range: bytes=0-9223372036854775807", url])
+            #expect(huge.standardOutput.hasSuffix("206") && huge.standardOutput.contains("Content-Range: bytes 0-\(bytes.count - 1)/"))
+            // A page that rebinds its own name to 127.0.0.1 gets nothing.
+            #expect(try await curl(["-H", "Host: evil.example:80", url]).standardOutput.hasSuffix("403"))
             #expect(try await curl(["-X", "POST", url]).standardOutput.hasSuffix("405"))
             #expect(try await curl([server.base + "/stream"]).standardOutput.hasSuffix("400"))
             #expect(try await curl([server.base + "/stream?url=file%3A%2F%2F%2Fetc%2Fpasswd"]).standardOutput.hasSuffix("400"))

@@ -22,6 +22,7 @@ import Testing
         #expect(index.evictions(sizes: sizes, maxBytes: 250, inUse: []) == ["d", "a"])
         #expect(index.evictions(sizes: sizes, maxBytes: 250, inUse: ["d"]) == ["a", "b"])
         #expect(index.evictions(sizes: sizes, maxBytes: 0, inUse: ["a", "b", "c", "d"]) == [])
+        #expect(index.evictions(sizes: ["a": 0, "b": 100], maxBytes: 0, inUse: []) == ["b"], "empty entries free nothing")
     }
 
     @Test func roundTrips() throws {

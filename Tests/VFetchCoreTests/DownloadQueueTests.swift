@@ -15,6 +15,11 @@ import Testing
         #expect(queue.item("1")?.state == .failed && queue.item("1")?.error == "HTTP 404")
         #expect(queue.item("2")?.state == .done)
         #expect(queue.running == ["3", "4", "5"])
+        // One that finished while being paused is done; a failure then is not recorded.
+        #expect(queue.pause("3") == [.stop("3")])
+        #expect(queue.ended("3", error: nil) == [] && queue.item("3")?.state == .done)
+        #expect(queue.pause("4") == [.stop("4")])
+        #expect(queue.ended("4", error: "interrupted") == [] && queue.item("4")?.state == .paused)
     }
 
     @Test func pauseResumeAndRemove() {

@@ -20,6 +20,9 @@ import Testing
         ("bytes", .malformed),
         ("bytes=0-1,x", .malformed),
         ("bytes=99999999999999999999-", .malformed),
+        ("bytes=0-9223372036854775807", .part(0..<1000)),
+        ("bytes=9223372036854775807-9223372036854775807", .unsatisfiable),
+        ("bytes=-9223372036854775807", .part(0..<1000)),
     ] as [(String?, RangeRequest)])
     func parses(header: String?, expected: RangeRequest) {
         #expect(RangeRequest(header: header, length: 1000) == expected)
