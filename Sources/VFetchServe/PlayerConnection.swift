@@ -152,7 +152,14 @@ final class PlayerConnection: ChannelInboundHandler {
         if let modified = remote.lastModified { headers.add(name: "Last-Modified", value: modified) }
         let range: Range<Int64>
         let status: HTTPResponseStatus
-        switch RangeRequest(header: head.headers.first(name: "Range"), length: length) {
+        // If-Range naming another version of the file: the whole current file, not a part to splice.
+        var rangeHeader = head.headers.first(name: "Range")
+        if let ifRange = head.headers.first(name: "If-Range"), ifRange != remote.etag || ifRange.hasPrefix("W/"),
+            ifRange != remote.lastModified
+        {
+            rangeHeader = nil
+        }
+        switch RangeRequest(header: rangeHeader, length: length) {
         case .whole:
             (range, status) = (0..<length, .ok)
         case .part(let part):

@@ -135,6 +135,12 @@ import Glibc
             #expect(try await curl(["-H", "Range: bytes=x-y", url]).standardOutput.hasSuffix("400"))
             let huge = try await curl(["-H", "Range: bytes=0-9223372036854775807", url])
             #expect(huge.standardOutput.hasSuffix("206") && huge.standardOutput.contains("Content-Range: bytes 0-\(bytes.count - 1)/"))
+            // A client resuming a copy of another version of the file gets the whole current one.
+            let stale = try await curl(["-r", "1000-1999", "-H", "If-Range: \"another-version\"", url])
+            #expect(stale.standardOutput.hasSuffix("200"))
+            let etag = try #require(head.standardOutput.split(separator: "\r\n").first { $0.hasPrefix("ETag: ") }?.dropFirst(6))
+            let current = try await curl(["-r", "1000-1999", "-H", "If-Range: \(etag)", url])
+            #expect(current.standardOutput.hasSuffix("206"))
             // A page that rebinds its own name to 127.0.0.1 gets nothing.
             #expect(try await curl(["-H", "Host: evil.example:80", url]).standardOutput.hasSuffix("403"))
             #expect(try await curl(["-X", "POST", url]).standardOutput.hasSuffix("405"))
