@@ -45,3 +45,16 @@ public struct PartialDownload: Sendable, Equatable {
     /// A map of `width` characters: █ done, ▓ half or more, ░ started, · not yet.
     public func map(width: Int) -> String { blocks.map(width: width) }
 }
+
+extension RemoteInfo {
+    /// What the manifest of a finished cache entry says of its file; nil unless every block is saved.
+    package init?(finishedAt outputPath: String) {
+        guard let partial = try? PartialDownload(outputPath: outputPath), partial.bytesDone == partial.length else {
+            return nil
+        }
+        self.init(
+            url: partial.url, finalURL: partial.finalURL, length: partial.length, acceptsRanges: true, etag: partial.etag,
+            lastModified: partial.lastModified, contentType: partial.contentType, outputPath: outputPath,
+            resumedBytes: partial.length)
+    }
+}

@@ -40,6 +40,8 @@ final class CacheEntry: Sendable {
         var complete = false
         /// When the origin last confirmed this entry (its download's probe).
         var validated: ContinuousClock.Instant?
+        /// A complete entry's facts while its revalidation runs: served again if the origin is out of reach.
+        var completeBefore: RemoteInfo?
         var opening: [EventLoopPromise<(RemoteInfo, version: Int)>] = []
         var waiters: [Waiter] = []
         /// Where each reader reads, by reader number.
@@ -199,6 +201,8 @@ final class CacheEntry: Sendable {
         state.version = version
         state.download = download
         state.demand = demand
+        // Complete as this run knows it, or as an earlier run left it on disk.
+        state.completeBefore = state.complete ? state.remote : RemoteInfo(finishedAt: path)
         // Until this download's probe answers, nothing is known: its file may turn out to be another.
         state.remote = nil
         state.complete = false
@@ -244,6 +248,14 @@ final class CacheEntry: Sendable {
             state.download = nil
             state.demand = nil
             if case .success = result { state.complete = true }
+            // The origin was out of reach before its probe answered, so the file is untouched: a
+            // complete entry stays playable offline, and is checked again a minute later.
+            if case .failure(.connectFailed) = result, state.remote == nil, let before = state.completeBefore {
+                state.remote = before
+                state.complete = true
+                state.validated = .now
+            }
+            state.completeBefore = nil
             defer {
                 state.opening.removeAll()
                 state.waiters.removeAll()
@@ -262,7 +274,11 @@ final class CacheEntry: Sendable {
             }
         case .failure(let error):
             for waiter in waiters { waiter.promise.fail(error) }
-            for promise in opening { promise.fail(error) }
+            if let (remote, version) = state.withLock({ state in state.complete ? state.remote.map { ($0, state.version) } : nil }) {
+                for promise in opening { promise.succeed((remote, version)) }
+            } else {
+                for promise in opening { promise.fail(error) }
+            }
         }
     }
 }

@@ -224,6 +224,27 @@ import Glibc
         }
     }
 
+    @Test func aCompleteEntryPlaysWhenTheOriginIsGone() async throws {
+        let bytes = randomBytes(3 * Self.mib, seed: 13)
+        let directory = NSTemporaryDirectory() + "vfetch-offline-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = directory + "/cache"
+        let origin = try await TestOrigin.start()
+        origin.publish("/f.bin", bytes)
+        let url = origin.url("/f.bin")
+        let first = try await ServerProcess.start(cacheDirectory: cache)
+        #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", first.stream(url)]).status == 0)
+        #expect(try await first.waitForEntry(url) { $0["complete"] as? Bool == true })
+        #expect(await first.stop() == 0)
+        try await origin.shutdown()
+        // A new server revalidates on the first read; the origin refuses connections.
+        let second = try await ServerProcess.start(cacheDirectory: cache)
+        let offline = try await run("/usr/bin/curl", ["-sf", "-o", directory + "/offline", second.stream(url)])
+        #expect(offline.status == 0, "served from the cache")
+        #expect(try sha256(file: directory + "/offline") == sha256(bytes))
+        #expect(await second.stop() == 0)
+    }
+
     @Test func cacheCommandsEvictionAndOneServerPerDirectory() async throws {
         let files = (0..<3).map { randomBytes(2 * Self.mib, seed: UInt64(20 + $0)) }
         try await withOrigin { origin, directory in
