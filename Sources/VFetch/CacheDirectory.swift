@@ -27,6 +27,7 @@ package final class CacheDirectory: Sendable {
 
     package let path: String
     private let index: Mutex<(entries: CacheIndex, dirty: Bool)>
+    private let saving = Mutex(())
     private let lockDescriptor: Int32
 
     /// Opens (creating it if need be) and, when `exclusive`, locks the directory; `.busy` when another
@@ -126,15 +127,22 @@ package final class CacheDirectory: Sendable {
         return chosen
     }
 
-    /// Writes the index if it changed (atomically, like a manifest).
+    /// Writes the index if it changed (atomically, like a manifest). Saves run one at a time, so an
+    /// older snapshot never lands after a newer one (and they never share the temporary file).
     package func save() {
-        let data: Data? = index.withLock { index in
-            guard index.dirty else { return nil }
-            index.dirty = false
-            return try? index.entries.encoded()
+        saving.withLock { _ in
+            let data: Data? = index.withLock { index in
+                guard index.dirty else { return nil }
+                index.dirty = false
+                return try? index.entries.encoded()
+            }
+            guard let data else { return }
+            do {
+                try replaceFileDurably(path + "/index.json", with: [UInt8](data))
+            } catch {
+                index.withLock { $0.dirty = true }  // try again next time
+            }
         }
-        guard let data else { return }
-        try? replaceFileDurably(path + "/index.json", with: [UInt8](data))
     }
 
     /// The token API clients must send, from `token` (mode 0600), made on first use.

@@ -111,6 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
             Interrupts.onInterrupt { stopped.resume() }
         }
         maintenance.cancel()
+        await maintenance.value  // a save in progress ends before the last one
         try? FileManager.default.removeItem(atPath: location.serverFile)
         await server.shutdown()
     }

@@ -80,8 +80,10 @@ import Glibc
 
             // Cancelling: without --delete the partial data stays, with it it goes.
             origin.publish("/g.bin", bytes, behavior: throttled(256 << 10))
-            let kept = try #require(try await add([origin.url("/g.bin")], ["-o", directory + "/kept.bin"], cache: cache).first)
-            let dropped = try #require(try await add([origin.url("/g.bin")], ["-o", directory + "/dropped.bin"], cache: cache).first)
+            // Two connections each: 16 s for the whole file, so both still run when they are removed.
+            let kept = try #require(try await add([origin.url("/g.bin")], ["-o", directory + "/kept.bin", "-c", "2"], cache: cache).first)
+            let dropped = try #require(
+                try await add([origin.url("/g.bin")], ["-o", directory + "/dropped.bin", "-c", "2"], cache: cache).first)
             try await Task.sleep(for: .milliseconds(1500))
             #expect(try await vfetch(["rm", kept, "--cache-dir", cache]).status == 0)
             #expect(try await vfetch(["rm", dropped, "--delete", "--cache-dir", cache]).status == 0)

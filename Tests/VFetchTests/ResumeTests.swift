@@ -142,7 +142,10 @@ import VFetch
         try await withOrigin { origin, directory in
             origin.publish("/a.mp4", randomBytes(4 * Self.mib, seed: 38), behavior: throttled())
             let output = directory + "/a.mp4"
-            let first = Download(url: origin.url("/a.mp4"), to: .file(output))
+            // Two connections at 128 KiB/s: the first is still running when the second starts.
+            var slow = DownloadOptions()
+            slow.connections = 2
+            let first = Download(url: origin.url("/a.mp4"), to: .file(output), options: slow)
             let running = Task { try await first.run() }
             for await event in first.events {
                 if case .progress = event { break }
