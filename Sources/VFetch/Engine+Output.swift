@@ -80,7 +80,7 @@ extension Engine {
             now - lastCheckpoint.time >= options.checkpointInterval
             || file.bytesWritten - lastCheckpoint.bytes >= options.checkpointBytes
         guard force || due else { return }
-        for transfer in transfers.values { try transfer.pending.flush(to: file) }
+        try flushWriteBuffers()
         lastCheckpoint = (now, file.bytesWritten)
         var blocks = manifest.blocks
         blocks.mark(coveredBy: file.written)
@@ -89,6 +89,12 @@ extension Engine {
         manifest.blocks = blocks
         try OutputFile.replaceDurably(manifestPath, with: manifest.encoded())
         self.manifest = manifest
+    }
+
+    /// Writes what every transfer's buffer holds to the file.
+    func flushWriteBuffers() throws(DownloadError) {
+        guard let file else { return }
+        for transfer in transfers.values { try transfer.pending.flush(to: file) }
     }
 
     func finish() throws(DownloadError) -> DownloadSummary {

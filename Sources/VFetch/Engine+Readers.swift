@@ -13,11 +13,7 @@ extension Engine {
         }
         if now - lastReaderFlush >= Self.readerFlushInterval {
             lastReaderFlush = now
-            do {
-                for transfer in transfers.values { try transfer.pending.flush(to: file) }
-            } catch {
-                fatal = fatal ?? error
-            }
+            do { try flushWriteBuffers() } catch { fatal = fatal ?? error }
         }
         if file.bytesWritten != reportedBytes || reportedBytes < 0 {
             reportedBytes = file.bytesWritten

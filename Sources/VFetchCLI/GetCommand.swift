@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VFetch
+import VFetchCore
 
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -99,20 +100,12 @@ struct GetCommand: AsyncParsableCommand {
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
         if http11, http2 { throw ValidationError("use either --http1.1 or --http2") }
-        if let checksum, Self.sha256(from: checksum) == nil {
+        if let checksum, sha256Digest(fromChecksum: checksum) == nil {
             throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
         }
         for line in header where !line.contains(":") {
             throw ValidationError("header '\(line)' must look like 'Name: value'")
         }
-    }
-
-    static func sha256(from checksum: String) -> String? {
-        let parts = checksum.split(separator: "=", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "sha256", parts[1].count == 64,
-            parts[1].allSatisfy(\.isHexDigit)
-        else { return nil }
-        return parts[1].lowercased()
     }
 
     var downloadOptions: DownloadOptions {
@@ -128,7 +121,7 @@ struct GetCommand: AsyncParsableCommand {
         options.caCertificates = cacert
         options.maxBytesPerSecond = maxSpeed?.bytes
         options.httpVersion = http2 ? .http2 : .http1_1
-        options.sha256 = checksum.flatMap(Self.sha256)
+        options.sha256 = checksum.flatMap(sha256Digest(fromChecksum:))
         options.retries = max(0, retries)
         options.connectTimeout = connectTimeout
         options.stallTimeout = stallTimeout

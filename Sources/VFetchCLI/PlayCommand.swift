@@ -51,15 +51,9 @@ struct PlayCommand: ParsableCommand {
         let words = player.map { $0.split(separator: " ").map(String.init) } ?? []
         let candidates = words.isEmpty ? ["mpv", "ffplay", "vlc"].map { [$0] } : [words]
         for candidate in candidates {
-            if let program = Self.resolve(candidate[0]) { return [program] + candidate.dropFirst() }
+            if let program = findExecutable(candidate[0]) { return [program] + candidate.dropFirst() }
         }
         return nil
-    }
-
-    static func resolve(_ program: String) -> String? {
-        if program.contains("/") { return FileManager.default.isExecutableFile(atPath: program) ? program : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     /// Starts `vfetch serve` in the background so it outlives this command; its URL once it answers.
@@ -70,7 +64,7 @@ struct PlayCommand: ParsableCommand {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
         if !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
-            server.executableURL = resolve(CommandLine.arguments[0]).map { URL(fileURLWithPath: $0) }
+            server.executableURL = findExecutable(CommandLine.arguments[0]).map { URL(fileURLWithPath: $0) }
         }
         server.arguments = ["serve", "--cache-dir", location.cacheDirectory, "--port", String(port)]
         server.standardOutput = FileHandle(forWritingAtPath: log)

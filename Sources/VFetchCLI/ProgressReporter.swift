@@ -125,11 +125,7 @@ struct JSONReporter: ProgressReporter {
 
 /// Prints one JSON object on one line of stdout, keys sorted; nil values become null.
 func printJSONLine(_ object: [String: Any]) {
-    let cleaned = object.mapValues { value -> Any in
-        if case Optional<Any>.none = value as Any? { return NSNull() }
-        return value
-    }
-    guard let data = try? JSONSerialization.data(withJSONObject: cleaned, options: [.sortedKeys]) else { return }
+    guard let data = try? JSONSerialization.data(withJSONObject: object.compactNulls, options: [.sortedKeys]) else { return }
     FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 

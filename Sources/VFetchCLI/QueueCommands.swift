@@ -77,7 +77,7 @@ struct AddCommand: ParsableCommand {
         if let connections, !(1...256).contains(connections) {
             throw ValidationError("--connections must be between 1 and 256")
         }
-        if let checksum, GetCommand.sha256(from: checksum) == nil {
+        if let checksum, sha256Digest(fromChecksum: checksum) == nil {
             throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
         }
     }

@@ -95,11 +95,8 @@ enum DownloadAPI {
         let headers = object["headers"] as? [String] ?? []
         if headers.contains(where: { !$0.contains(":") }) { return .failure(Refusal("headers must look like 'Name: value'")) }
         let checksum = object["checksum"] as? String
-        if let checksum {
-            let hex = checksum.lowercased().dropFirst("sha256=".count)
-            guard checksum.lowercased().hasPrefix("sha256="), hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
-                return .failure(Refusal("checksum must be sha256= followed by 64 hex digits"))
-            }
+        if let checksum, sha256Digest(fromChecksum: checksum) == nil {
+            return .failure(Refusal("checksum must be sha256= followed by 64 hex digits"))
         }
         return .success(
             DownloadQueue.Request(

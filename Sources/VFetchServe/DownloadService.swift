@@ -161,7 +161,7 @@ package actor DownloadService {
         var options = settings.download
         if let connections = item.request.connections { options.connections = connections }
         options.headers += item.request.headers
-        if let checksum = item.request.checksum { options.sha256 = String(checksum.dropFirst("sha256=".count)) }
+        if let checksum = item.request.checksum { options.sha256 = sha256Digest(fromChecksum: checksum) }
         if let limit = queue.maxBytesPerSecond { options.maxBytesPerSecond = max(1, limit / Int64(queue.maxConcurrent)) }
         let destination: Destination = item.request.outputIsDirectory ? .directory(item.request.output) : .file(item.request.output)
         let download = Download(url: item.request.url, to: destination, options: options)
@@ -230,7 +230,7 @@ package actor DownloadService {
         if let command = settings.onComplete {
             Self.spawn("/bin/sh", ["-c", command + " \"$@\"", "vfetch", path, item.request.url])
         }
-        if let notify = Self.onPath("notify-send") {
+        if let notify = findExecutable("notify-send") {
             Self.spawn(notify, ["vfetch", "Downloaded \((path as NSString).lastPathComponent)"])
         }
     }
@@ -291,10 +291,6 @@ package actor DownloadService {
         try? process.run()
     }
 
-    private static func onPath(_ program: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
 }
 
 /// A JSON object on its way out of the actor.
@@ -303,14 +299,4 @@ package struct JSONObject: @unchecked Sendable {
     /// dictionaries of them, and never changed after; nothing in it is shared or mutable.
     package let value: [String: Any]
     package init(_ value: [String: Any]) { self.value = value }
-}
-
-extension Dictionary where Key == String, Value == Any {
-    /// Optionals that are nil become JSON null.
-    package var compactNulls: [String: Any] {
-        mapValues { value in
-            if case Optional<Any>.none = value as Any? { return NSNull() }
-            return value
-        }
-    }
 }
