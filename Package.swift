@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
         .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin"]),
-        .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore"]),
+        .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -105,7 +105,7 @@ import Glibc
             let server = try await ServerProcess.start(cacheDirectory: cache)
             let id = try #require(try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-c", "2"], cache: cache).first)
             try await Task.sleep(for: .milliseconds(300))
-            let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
+            let token = try server.token()
             // Both in one go, as fast as a script can: the resume arrives while the download still stops.
             let both = try await run("/bin/sh", ["-c", """
                 curl -sf -X POST -H 'Authorization: Bearer \(token)' \(server.base)/api/downloads/\(id)/pause >/dev/null &&
@@ -125,11 +125,8 @@ import Glibc
             for (index, bytes) in files.enumerated() { origin.publish("/\(index).bin", bytes, behavior: throttled(1 << 20)) }
             let server = try await ServerProcess.start(cacheDirectory: cache, ["--max-downloads", "1"])
             // The server's own account of every state change, in order: no clock involved.
-            let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
             let finished = Flag()
-            async let events = run(
-                "/usr/bin/curl", ["-sN", "-H", "Authorization: Bearer \(token)", server.base + "/api/events"],
-                signal: SIGKILL, when: { finished.isSet })
+            async let events = server.events(until: finished)
             try await Task.sleep(for: .milliseconds(300))
             _ = try await add((0..<3).map { origin.url("/\($0).bin") }, ["-d", directory, "-c", "2"], cache: cache)
             #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
@@ -158,7 +155,7 @@ import Glibc
         try await withOrigin { origin, directory in
             let cache = directory + "/cache"
             let server = try await ServerProcess.start(cacheDirectory: cache)
-            let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
+            let token = try server.token()
             let mode = try FileManager.default.attributesOfItem(atPath: cache + "/token")[.posixPermissions] as? Int
             #expect(mode == 0o600)
             func curl(_ arguments: [String], token: String? = token) async throws -> String {
@@ -192,11 +189,8 @@ import Glibc
             origin.publish("/b.bin", bytes, behavior: throttled(1 << 20))
             let hook = directory + "/hook.log"
             let server = try await ServerProcess.start(cacheDirectory: cache, ["--on-complete", "printf '%s %s\\n' >> \(hook)"])
-            let token = try String(contentsOfFile: cache + "/token", encoding: .utf8)
             let finished = Flag()
-            async let events = run(
-                "/usr/bin/curl", ["-sN", "-H", "Authorization: Bearer \(token)", server.base + "/api/events"],
-                signal: SIGKILL, when: { finished.isSet })
+            async let events = server.events(until: finished)
             try await Task.sleep(for: .milliseconds(300))
             // Two connections each: long enough (1.5 s) for progress events, which come twice a second.
             async let first = add([origin.url("/a.bin")], ["-o", directory + "/a.bin", "-c", "2"], cache: cache)

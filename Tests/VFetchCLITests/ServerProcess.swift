@@ -64,6 +64,19 @@ final class ServerProcess: Sendable {
         }
     }
 
+    /// The token API clients send, from the cache directory.
+    func token() throws -> String {
+        try String(contentsOfFile: cacheDirectory + "/token", encoding: .utf8)
+    }
+
+    /// The download events (`/api/events`) as curl reads them, until `done` is set.
+    func events(until done: Flag) async throws -> Finished {
+        let token = try token()
+        return try await run(
+            "/usr/bin/curl", ["-sN", "-H", "Authorization: Bearer \(token)", base + "/api/events"], signal: SIGKILL,
+            when: { done.isSet })
+    }
+
     /// `GET /status`, parsed.
     func status() async throws -> [String: Any] {
         let answer = try await run("/usr/bin/curl", ["-sf", base + "/status"])

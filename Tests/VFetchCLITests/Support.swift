@@ -101,16 +101,6 @@ func readToEnd(_ pipe: Pipe) async -> Data {
     }
 }
 
-func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-    return (0..<count).map { _ in
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return UInt8(truncatingIfNeeded: state)
-    }
-}
-
 /// SHA-256 by coreutils' `sha256sum`, independent of the code under test.
 func sha256(_ bytes: [UInt8]) -> String {
     let path = NSTemporaryDirectory() + "vfetch-sha-" + UUID().uuidString

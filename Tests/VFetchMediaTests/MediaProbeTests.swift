@@ -1,4 +1,5 @@
 import Foundation
+import TestOrigin
 import Testing
 import VFetchCore
 import VFetchMedia
@@ -255,7 +256,7 @@ private func firstUnplayableTime(_ packets: [ProbedPacket], present: Range<Int64
 
 /// Files libavformat must refuse with a clear message, never a crash.
 enum BrokenFile: String, CaseIterable, Sendable {
-    case randomBytes = "random.bin"
+    case random = "random.bin"
     case empty = "empty.mp4"
     case mp4CutInsideMoov = "cut-in-moov.mp4"
     case mp4CutAfterHundredBytes = "cut-100.mp4"
@@ -265,7 +266,7 @@ enum BrokenFile: String, CaseIterable, Sendable {
 
     func contents() async throws -> [UInt8] {
         switch self {
-        case .randomBytes: return pseudorandomBytes(300_000, seed: 7)
+        case .random: return randomBytes(300_000, seed: 7)
         case .empty: return []
         case .mp4CutInsideMoov: return Array(try bytes(of: try await Fixture.faststartMP4.path).prefix(5000))
         case .mp4CutAfterHundredBytes: return Array(try bytes(of: try await Fixture.faststartMP4.path).prefix(100))
@@ -275,20 +276,11 @@ enum BrokenFile: String, CaseIterable, Sendable {
         case .matroskaCutInHeader: return Array(try bytes(of: try await Fixture.matroska.path).prefix(600))
         case .ftypThenGarbage:
             let ftyp: [UInt8] = [0, 0, 0, 24] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8)
-            return ftyp + pseudorandomBytes(100_000, seed: 11)
+            return ftyp + randomBytes(100_000, seed: 11)
         }
     }
 }
 
-func pseudorandomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-    return (0..<count).map { _ in
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return UInt8(truncatingIfNeeded: state)
-    }
-}
 
 /// A source that serves a file for a few reads, then gives up.
 final class AbortingSource: MediaByteSource {
