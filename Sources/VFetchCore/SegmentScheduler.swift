@@ -141,9 +141,6 @@ package struct SegmentScheduler: Sendable {
         total == nil ? finishedUnknownLength : segments.isEmpty
     }
 
-    /// Transfers that hold a segment or wait to be told they ended.
-    package var activeTransfers: Int { transfers.count }
-
     /// Makes a transfer that is already running (the probe) the holder of the segment at `offset`.
     package mutating func adopt(requestedUpTo requestEnd: Int64?, now: Double) -> TransferID? {
         guard let index = segments.firstIndex(where: { $0.next == 0 && $0.holders.isEmpty }) else { return nil }
@@ -182,20 +179,14 @@ package struct SegmentScheduler: Sendable {
             return start(on: index, now: now, isRace: false)
         }
         if let (index, cut) = windowCut {
-            let tail = cut..<segments[index].end
-            segments[index].end = cut
-            addSegment(tail)
-            return start(on: segments.count - 1, now: now, isRace: false)
+            return start(on: split(index, at: cut), now: now, isRace: false)
         }
         guard rangeRequests, !windowsOnly else { return nil }
         let held = segments.indices.filter { !segments[$0].holders.isEmpty }
         if let largest = held.max(by: { segments[$0].remaining < segments[$1].remaining }),
             let mid = splitPoint(of: segments[largest])
         {
-            let tail = mid..<segments[largest].end
-            segments[largest].end = mid
-            addSegment(tail)
-            return start(on: segments.count - 1, now: now, isRace: false)
+            return start(on: split(largest, at: mid), now: now, isRace: false)
         }
         let straggler = held.filter { index in
             let segment = segments[index]
@@ -349,10 +340,7 @@ package struct SegmentScheduler: Sendable {
         let rate = transfers[holder]?.rate ?? typicalRate ?? 0
         let cut = max(segments[index].next, offset - offset % configuration.alignment)
         guard Double(cut - segments[index].next) > max(Double(configuration.alignment), rate / 2) else { return }
-        let tail = cut..<segments[index].end
-        segments[index].end = cut
-        addSegment(tail)
-        segments[segments.count - 1].urgent = true
+        segments[split(index, at: cut)].urgent = true
     }
 
     /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
@@ -465,6 +453,11 @@ package struct SegmentScheduler: Sendable {
     private mutating func cut(_ index: Int, at offset: Int64, roundingUp: Bool) -> Int? {
         let point = aligned(offset, roundingUp: roundingUp)
         guard point > segments[index].next, point < segments[index].end else { return nil }
+        return split(index, at: point)
+    }
+
+    /// Ends segment `index` at `point`; what followed becomes a new, idle segment, whose index it returns.
+    private mutating func split(_ index: Int, at point: Int64) -> Int {
         let tail = point..<segments[index].end
         segments[index].end = point
         addSegment(tail)

@@ -5,8 +5,8 @@ import NIOPosix
 
 /// `vfetch serve`: the player cache over HTTP on one address.
 package final class CacheServer: Sendable {
-    package let cache: PlayerCache
-    package let downloads: DownloadService
+    private let cache: PlayerCache
+    private let downloads: DownloadService
     private let channel: any Channel
     private let threadPool: NIOThreadPool
     /// The port bound (the one asked for, or the one the system chose for 0).
