@@ -27,7 +27,13 @@ extension Engine {
                 events.yield(.notice("\(reason); starting over"))
             }
         }
-        if resumed.isEmpty { try part.setLength(0, preallocate: false) }
+        if resumed.isEmpty {
+            // The old manifest goes before its bytes do: a crash in between must not leave it vouching for zeros.
+            if OutputFile.exists(manifestPath) {
+                try OutputFile.removeDurably(manifestPath)
+            }
+            try part.setLength(0, preallocate: false)
+        }
         try part.setLength(remote.length ?? 0, preallocate: options.preallocate)
         part.assumeWritten(resumed)
         resumedBytes = resumed.count
@@ -46,7 +52,7 @@ extension Engine {
             segmentHeaders = HeaderList(requestsFor: options, ifRange: ifRange)
         }
         try OutputFile.replaceDurably(manifestPath, with: fresh.encoded())
-        lastCheckpoint = (now, part.bytesWritten)
+        lastCheckpoint = (now, bytesReceived)
         return resumed
     }
 
@@ -78,17 +84,21 @@ extension Engine {
         guard var manifest, let file else { return }
         let due =
             now - lastCheckpoint.time >= options.checkpointInterval
-            || file.bytesWritten - lastCheckpoint.bytes >= options.checkpointBytes
+            || bytesReceived - lastCheckpoint.bytes >= options.checkpointBytes
         guard force || due else { return }
-        try flushWriteBuffers()
-        lastCheckpoint = (now, file.bytesWritten)
+        // A buffer that cannot be written (disk full) must not keep what did reach the file unrecorded.
+        var flushError: DownloadError?
+        do { try flushWriteBuffers() } catch { flushError = error }
+        lastCheckpoint = (now, bytesReceived)
         var blocks = manifest.blocks
         blocks.mark(coveredBy: file.written)
-        guard blocks != manifest.blocks else { return }
-        try file.sync()
-        manifest.blocks = blocks
-        try OutputFile.replaceDurably(manifestPath, with: manifest.encoded())
-        self.manifest = manifest
+        if blocks != manifest.blocks {
+            try file.sync()
+            manifest.blocks = blocks
+            try OutputFile.replaceDurably(manifestPath, with: manifest.encoded())
+            self.manifest = manifest
+        }
+        if let flushError { throw flushError }
     }
 
     /// Writes what every transfer's buffer holds to the file.

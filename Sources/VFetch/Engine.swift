@@ -27,6 +27,8 @@ final class Engine {
     var manifest: Manifest?
     var manifestPath: String { outputPath + ".vfetch" }
     var lastCheckpoint = (time: 0.0, bytes: Int64(0))
+    /// Bytes taken from transfers in this run, buffered or written: what a crash now would lose.
+    var bytesReceived: Int64 = 0
     var resumedBytes: Int64 = 0
     /// `--stream`: whether the MP4 index (`moov`) has been found, or the file turned out not to be MP4.
     var movieBoxSettled = false
@@ -245,6 +247,7 @@ final class Engine {
             return false
         }
         if let write = receipt.write {
+            bytesReceived += Int64(write.count)
             let start = Int(receipt.skip)
             do {
                 try transfer.pending.append(

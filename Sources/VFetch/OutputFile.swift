@@ -138,6 +138,12 @@ final class OutputFile {
     }
 
     static func remove(_ path: String) { unlink(path) }
+
+    /// Removes `path` and makes that durable; fails if it cannot be removed.
+    static func removeDurably(_ path: String) throws(DownloadError) {
+        if unlink(path) != 0, errno != ENOENT { throw DownloadError.forOutput(errno: errno, path: path) }
+        syncDirectory(of: path)
+    }
 }
 
 @available(*, unavailable)

@@ -78,7 +78,7 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Overwrite an existing file at the output path.")
     var force = false
 
-    @Option(name: .customLong("checkpoint-interval"), help: "Save resume state at least every this many seconds (and every 16 MiB); 0: only when stopping.")
+    @Option(name: .customLong("checkpoint-interval"), help: "Save resume state at least every this many seconds (and every 8 MiB received); 0: only when stopping.")
     var checkpointInterval = DownloadOptions().checkpointInterval
 
     @Flag(help: "Playback first: head and tail at once, then in order, so a player can start early.")
