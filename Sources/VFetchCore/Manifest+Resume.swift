@@ -2,7 +2,7 @@ extension Manifest {
     /// Why the bytes this manifest vouches for cannot be reused for `remote` at `url`, or nil when they can.
     ///
     /// A strong ETag must be equal; without one, Last-Modified and length must be; with neither,
-    /// only `trustLength` lets the length alone decide.
+    /// only `trustLength` lets the length alone decide. A weak ETag proves nothing, but a new one is a change.
     package func reasonToDiscard(for remote: RemoteFile, url: String, trustLength: Bool) -> String? {
         if self.url != url { return "the manifest belongs to another URL (\(self.url))" }
         guard let remoteLength = remote.length, remote.acceptsRanges else {
@@ -11,6 +11,9 @@ extension Manifest {
         if length != remoteLength { return "the remote file changed: length \(length) → \(remoteLength)" }
         if hasStrongETag {
             return remote.etag == etag ? nil : "the remote file changed: ETag \(etag ?? "") → \(remote.etag ?? "none")"
+        }
+        if let etag, remote.etag != etag {
+            return "the remote file changed: ETag \(etag) → \(remote.etag ?? "none")"
         }
         if let lastModified {
             return remote.lastModified == lastModified

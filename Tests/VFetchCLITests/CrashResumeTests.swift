@@ -96,4 +96,35 @@ import Glibc
             #expect(done.contains("\"resumed_bytes\":\(saved ?? -1)"), "\(done)")
         }
     }
+
+    /// A run that throws the saved bytes away removes their manifest first: when it then fails
+    /// (here `--preallocate` on a full disk, after the side file was emptied), the next run must
+    /// start over, not resume from a manifest that vouches for zeros.
+    @Test(.enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
+    func aFailedRestartLeavesNoManifestForTheOldBytes() async throws {
+        try await withOrigin { origin, directory in
+            let mount = directory + "/small"
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            #expect(try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=6m", "tmpfs", mount]).status == 0)
+            defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: [mount]).waitUntilExit() }
+            let filler = mount + "/filler"
+            _ = FileManager.default.createFile(atPath: filler, contents: Data(count: 3 * Self.mib))
+            let bytes = randomBytes(4 * Self.mib, seed: 43)
+            // Slow enough for checkpoints to record bytes before the disk fills up.
+            origin.publish("/film.mp4", bytes, behavior: throttled(1 << 20))
+            let output = mount + "/film.mp4"
+            let full = try await vfetch(
+                ["get", origin.url("/film.mp4"), "-o", output, "-c", "4", "--checkpoint-interval", "0.1"])
+            #expect(full.status == 8, "stderr: \(full.standardError)")
+            #expect(try await savedBytes(output) ?? 0 > 0, "the first run saved something to lose")
+            let restart = try await vfetch(["get", origin.url("/film.mp4"), "-o", output, "--restart", "--preallocate"])
+            #expect(restart.status == 8, "stderr: \(restart.standardError)")
+            #expect(!exists(output + ".vfetch"), "no manifest may outlive the bytes it vouched for")
+            try FileManager.default.removeItem(atPath: filler)
+            origin.setBehavior("/film.mp4", OriginBehavior())
+            let again = try await vfetch(["get", origin.url("/film.mp4"), "-o", output])
+            #expect(again.status == 0, "stderr: \(again.standardError)")
+            #expect(try sha256(file: output) == sha256(bytes))
+        }
+    }
 }

@@ -247,4 +247,42 @@ import Testing
         #expect(small.map(width: 4) == "··██")
         #expect(BlockBitmap(length: 0, blockSize: 10).map(width: 3) == "███")
     }
+
+    /// The resume rules, one row each: which earlier bytes may be reused for which remote answer.
+    @Test(arguments: [
+        // (saved ETag, saved Last-Modified, remote ETag, remote Last-Modified, trust length, reusable)
+        ("\"v1\"", nil, "\"v1\"", nil, false, true),
+        ("\"v1\"", nil, "\"v2\"", nil, false, false),
+        ("\"v1\"", "Mon", "\"v2\"", "Mon", false, false),
+        ("W/\"v1\"", "Mon", "W/\"v1\"", "Mon", false, true),
+        ("W/\"v1\"", "Mon", "W/\"v2\"", "Mon", false, false),
+        ("W/\"v1\"", "Mon", "W/\"v1\"", "Tue", false, false),
+        ("W/\"v1\"", nil, "W/\"v1\"", nil, false, false),
+        ("W/\"v1\"", nil, "W/\"v1\"", nil, true, true),
+        (nil, "Mon", nil, "Mon", false, true),
+        (nil, "Mon", nil, "Tue", false, false),
+        (nil, "Mon", nil, nil, true, false),
+        (nil, nil, nil, nil, false, false),
+        (nil, nil, nil, nil, true, true),
+    ] as [(String?, String?, String?, String?, Bool, Bool)])
+    func resumeRules(
+        savedETag: String?, savedDate: String?, remoteETag: String?, remoteDate: String?, trust: Bool, reusable: Bool
+    ) {
+        let saved = Self.manifest(url: "http://h/a", etag: savedETag, lastModified: savedDate)
+        let remote = RemoteFile(length: saved.length, acceptsRanges: true, etag: remoteETag, lastModified: remoteDate)
+        #expect((saved.reasonToDiscard(for: remote, url: "http://h/a", trustLength: trust) == nil) == reusable)
+    }
+
+    @Test func resumeNeedsTheSameURLLengthAndRanges() {
+        let saved = Self.manifest(url: "http://h/a")
+        let same = RemoteFile(length: saved.length, acceptsRanges: true, etag: saved.etag)
+        #expect(saved.reasonToDiscard(for: same, url: "http://h/a", trustLength: false) == nil)
+        #expect(saved.reasonToDiscard(for: same, url: "http://h/b", trustLength: true)?.contains("another URL") == true)
+        var longer = same
+        longer.length = saved.length + 1
+        #expect(saved.reasonToDiscard(for: longer, url: "http://h/a", trustLength: true)?.contains("length") == true)
+        var noRanges = same
+        noRanges.acceptsRanges = false
+        #expect(saved.reasonToDiscard(for: noRanges, url: "http://h/a", trustLength: true)?.contains("ranges") == true)
+    }
 }
