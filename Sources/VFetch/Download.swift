@@ -40,9 +40,20 @@ public final class Download: Sendable {
             await withCheckedContinuation { (done: CheckedContinuation<Result<DownloadSummary, DownloadError>, Never>) in
                 let thread = Thread {
                     do {
-                        let engine = try Engine(
+                        var engine = try Engine(
                             url: url, destination: destination, options: options, events: events, signal: signal, demand: demand)
-                        done.resume(returning: engine.run())
+                        var result = engine.run()
+                        // The probe vouched for the saved bytes, but a later response says the file changed:
+                        // those bytes are of the old file, so start over once (a player cache handles this itself).
+                        if case .failure(.remoteChanged(let reason)) = result, engine.resumedBytes > 0, demand == nil {
+                            events.yield(.notice("remote file changed during the resume (\(reason)); starting over"))
+                            var restart = options
+                            restart.restart = true
+                            engine = try Engine(
+                                url: url, destination: destination, options: restart, events: events, signal: signal)
+                            result = engine.run()
+                        }
+                        done.resume(returning: result)
                     } catch {
                         done.resume(returning: .failure(.transferFailed("cannot start libcurl: \(error)")))
                     }

@@ -71,6 +71,33 @@ import VFetch
         }
     }
 
+    /// The probe still matches the saved bytes, then the file changes under the resumed download:
+    /// it starts over once and ends with the new file, never a splice of both.
+    @Test func aRemoteChangeDuringTheResumeStartsOverWithTheNewFile() async throws {
+        try await withOrigin { origin, directory in
+            let old = randomBytes(4 * Self.mib, seed: 36)
+            let new = randomBytes(4 * Self.mib, seed: 37)
+            var behavior = throttled()
+            behavior.changeAfterBytes = .max
+            behavior.changedBytes = new
+            origin.publish("/a.mp4", old, behavior: behavior)
+            let output = directory + "/a.mp4"
+            let saved = try await interrupt(origin.url("/a.mp4"), output: output, after: Int64(Self.mib) / 2)
+            #expect(saved > 0)
+            // The change comes 64 KiB into the resumed run; dropped connections make it ask again after it.
+            behavior.bytesPerSecond = 1 << 20
+            behavior.changeAfterBytes = origin.bytesServed("/a.mp4") + (64 << 10)
+            behavior.dropAfterBytes = 256 << 10
+            behavior.dropTimes = 1000
+            origin.setBehavior("/a.mp4", behavior)
+            let second = await fetch(origin.url("/a.mp4"), to: .file(output))
+            #expect(second.notices.contains { $0.hasPrefix("resuming") })
+            #expect(second.notices.contains { $0.contains("changed during the resume") && $0.contains("starting over") })
+            _ = try second.result.get()
+            #expect(try sha256(file: output) == sha256(new))
+        }
+    }
+
     enum Damage: String, CaseIterable {
         case flippedByte, truncated, otherDownloadsManifest, emptyFile
     }
