@@ -85,7 +85,7 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
     }
 }
 
-/// `--json`: one JSON object per line on stdout.
+/// `--json`: one JSON object per line on stdout; notices go to stderr as well, where people look for them.
 struct JSONReporter: ProgressReporter {
     var playable: PlayableTracker?
 
@@ -98,6 +98,7 @@ struct JSONReporter: ProgressReporter {
                 "content_type": info.contentType as Any, "path": info.outputPath, "resumed_bytes": info.resumedBytes,
             ])
         case .notice(let message):
+            writeStandardError("vfetch: \(message)\n")
             printJSONLine(["event": "notice", "message": message])
         case .progress(let progress):
             printJSONLine([

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct VFetchCommand: AsyncParsableCommand {
@@ -12,6 +13,17 @@ struct VFetchCommand: AsyncParsableCommand {
 
     static func main() async {
         Interrupts.start()
-        await main(nil)
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand { try await command.run() } else { try command.run() }
+        } catch {
+            // Bad usage is one line, like every other error; help and exit codes go the usual way.
+            let message = message(for: error)
+            if !(error is ExitCode), exitCode(for: error) == .validationFailure, !message.isEmpty {
+                writeStandardError("vfetch: \(message) (see --help)\n")
+                Foundation.exit(ExitCode.validationFailure.rawValue)
+            }
+            exit(withError: error)
+        }
     }
 }

@@ -38,6 +38,21 @@ import Glibc
         }
     }
 
+    @Test func jsonModeStillSaysNoticesOnStandardError() async throws {
+        try await withOrigin { origin, directory in
+            var behavior = OriginBehavior()
+            behavior.supportsRanges = false
+            let bytes = randomBytes(1 << 20, seed: 25)
+            origin.publish("/clip.mp4", bytes, behavior: behavior)
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", directory + "/x.mp4", "--json"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            let said = run.standardError.split(separator: "\n").filter { $0.contains("one connection") }
+            #expect(said.count == 1, "once on stderr: \(run.standardError)")
+            #expect(run.standardOutput.contains("\"event\":\"notice\""))
+            #expect(try sha256(file: directory + "/x.mp4") == sha256(bytes))
+        }
+    }
+
     enum Failure: String, CaseIterable {
         case notFound, badURL, refused, remoteChanged, notWritable, exists, checksum, htmlPage, badUsage
     }
@@ -85,11 +100,10 @@ import Glibc
             let run = try await vfetch(arguments)
             #expect(run.status == expected.status, "stderr: \(run.standardError)")
             #expect(run.standardError.contains(expected.message), "stderr: \(run.standardError)")
-            if failure != .badUsage {
-                // Besides the line naming the download once it started, the error is one line.
-                let lines = run.standardError.split(separator: "\n").filter { !$0.contains(" → ") }
-                #expect(lines.count == 1, "one line: \(run.standardError)")
-            }
+            // Besides the line naming the download once it started, the error is one line.
+            let lines = run.standardError.split(separator: "\n").filter { !$0.contains(" → ") }
+            #expect(lines.count == 1, "one line: \(run.standardError)")
+            #expect(lines.first?.hasPrefix("vfetch: ") == true, "stderr: \(run.standardError)")
             if failure != .exists { #expect(!exists(directory + "/out.mp4"), "never a partial file at the output path") }
         }
     }
