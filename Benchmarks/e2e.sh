@@ -10,8 +10,10 @@
 # Usage: Benchmarks/e2e.sh [options]
 #   --quick              64 MiB instead of 256 MiB, 256 MiB instead of 1 GiB, 1 rep
 #   --reps N             repetitions per scenario and tool (default 3, quick 1)
-#   --scenario NAME      cdn | uneven | unthrottled | small (repeatable or
-#                        comma-separated; default: all four)
+#   --scenario NAME      cdn | uneven | unthrottled | small | huge (repeatable or
+#                        comma-separated; default: all five).  huge is vfetch's
+#                        memory over a 4 GiB file at 32 x 4 MiB/s, no link cap
+#                        (quick: 1 GiB); only vfetch runs there
 #   --tools LIST         comma-separated subset of vfetch,aria2c,axel,curl,wget (default),
 #                        and vfetch-nocp (vfetch without periodic checkpoints)
 #   --timeout SEC        per-run time limit (default: derived from size and rate)
@@ -44,7 +46,7 @@ readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/ and /uneven/
 # sendfile_max_chunk in the throttled locations (see nginx.conf.in)
 NGINX_CHUNK=${E2E_NGINX_CHUNK:-128k}
 [[ $NGINX_CHUNK =~ ^[0-9]+[km]?$ ]] || { echo "e2e.sh: bad E2E_NGINX_CHUNK" >&2; exit 2; }
-readonly ALL_SCENARIOS=(cdn uneven unthrottled small)
+readonly ALL_SCENARIOS=(cdn uneven unthrottled small huge)
 readonly ALL_TOOLS=(vfetch aria2c axel curl wget vfetch-nocp)
 readonly DEFAULT_TOOLS=(vfetch aria2c axel curl wget)
 
@@ -81,20 +83,20 @@ for t in "${TOOLS[@]}"; do
 done
 
 if ((QUICK)); then
-    MEDIUM=$((64 * MIB)); LARGE=$((256 * MIB))
+    MEDIUM=$((64 * MIB)); LARGE=$((256 * MIB)); HUGE=$((1024 * MIB))
 else
-    MEDIUM=$((256 * MIB)); LARGE=$((1024 * MIB))
+    MEDIUM=$((256 * MIB)); LARGE=$((1024 * MIB)); HUGE=$((4096 * MIB))
 fi
 SMALL=$((2 * MIB))
 
 scenario_size() {
-    case $1 in cdn|uneven) echo "$MEDIUM" ;; unthrottled) echo "$LARGE" ;; small) echo "$SMALL" ;; esac
+    case $1 in cdn|uneven) echo "$MEDIUM" ;; unthrottled) echo "$LARGE" ;; small) echo "$SMALL" ;; huge) echo "$HUGE" ;; esac
 }
 scenario_location() {
-    case $1 in cdn|small) echo cdn ;; uneven) echo uneven ;; unthrottled) echo fast ;; esac
+    case $1 in cdn|small|huge) echo cdn ;; uneven) echo uneven ;; unthrottled) echo fast ;; esac
 }
 scenario_capped() {
-    case $1 in unthrottled) echo 0 ;; *) echo 1 ;; esac
+    case $1 in unthrottled|huge) echo 0 ;; *) echo 1 ;; esac
 }
 scenario_timeout() {  # per-run limit in seconds
     local size; size=$(scenario_size "$1")
@@ -301,6 +303,7 @@ for sc in "${SCENARIOS[@]}"; do
     for ((rep = 1; rep <= REPS; rep++)); do
         for ((k = 0; k < NT; k++)); do
             tool=${ACTIVE_TOOLS[$(((k + rep - 1) % NT))]}   # rotate the start tool per rep
+            [[ $sc == huge && $tool != vfetch* ]] && continue  # huge measures vfetch's memory only
             clean_out
             tool_cmd "$tool" "$url" "$OUT" dl.bin
             measure "$tmo" "$TMP/tool.log" "${CMD[@]}"

@@ -353,6 +353,7 @@ meta cmd ttff "$(printf '%q ' "${FF[@]}")-i URL -frames:v 1 -f null -"
 meta cmd seek "$(printf '%q ' "${FF[@]}")-ss $SEEK_TO -i URL -frames:v 1 -f null -"
 meta cmd probe "ffprobe -v error -show_entries format=duration -of csv=p=0 URL"
 meta cmd frames "ffmpeg -i URL -map 0:v -f framemd5 -"
+meta cmd info "vfetch info URL --json   (URL: the origin)"
 meta_wrapper ""
 
 echo "mode,rep,measure,exit_code,status,wall_s,start_ts,end_ts" >"$CSV"
@@ -382,6 +383,20 @@ for ((rep = 1; rep <= REPS; rep++)); do
         done
     done
 done
+
+# `vfetch info URL`: what it costs to learn what the clip is (moov at the end). Counted from
+# nginx's log (the lines this run added); the target is <= 3 requests and <= moov + 512 KiB.
+if [[ -x $VFETCH_BIN ]]; then
+    lines=$(wc -l <"$RUN/access.log")
+    RUN_N=$((RUN_N + 1))
+    LAST_LOG="$TMP/run-$RUN_N.log"
+    measure "$T_SHORT" "$LAST_LOG" "" "$VFETCH_BIN" info "$CLIP_URL" --json
+    sleep 0.5   # nginx logs a response when it has ended
+    read -r info_requests info_bytes < <(awk -v from="$lines" 'NR > from && $8 == "/play/clip.mp4" {n++; s += $5} END {printf "%d %d\n", n, s}' "$RUN/access.log")
+    info_duration=$(python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["duration"])' <"$LAST_LOG" 2>/dev/null || echo nan)
+    meta info "$R_RC" "$R_WALL" "$info_requests" "$info_bytes" "$((CLIP_BYTES - moov_off))" "$info_duration"
+    log "   vfetch info URL: exit $R_RC, ${R_WALL}s, $info_requests requests, $info_bytes bytes (moov $((CLIP_BYTES - moov_off)) bytes), duration $info_duration s"
+fi
 
 FRAMES_SERVE="not available"
 if ((SERVE)); then

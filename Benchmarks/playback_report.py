@@ -199,6 +199,13 @@ def main():
         else:
             w("All three targets met.")
         w("")
+    for rc, wall, requests, fetched, moov, duration in metas.get("info", []):
+        budget = int(moov) + 512 * 1024
+        ok = rc == "0" and int(requests) <= 3 and int(fetched) <= budget
+        w(f"`vfetch info URL` on the origin (`moov` at the end): exit {rc}, {float(wall):.3f} s, "
+          f"**{requests} requests, {int(fetched):,} bytes** (nginx's log) for a `moov` of {int(moov):,} bytes; "
+          f"target ≤ 3 requests and ≤ `moov` + 512 KiB = {budget:,} bytes{verdict(ok)}; duration said: {duration} s.")
+        w("")
     plot = meta.get("plot")
     if plot and os.path.exists(os.path.join(os.path.dirname(os.path.abspath(a.md)), plot)):
         w(f"Media time against wall time of the `-re` runs (samples every 0.5 s from `-progress`; "

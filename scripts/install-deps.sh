@@ -11,6 +11,9 @@ case "${1:-build}" in
   *) echo "usage: $0 [build|test|demo|bench]" >&2; exit 2 ;;
 esac
 
+# demo and bench run python3 too; any python3 on PATH will do
+case "${1:-build}" in demo|bench) command -v python3 >/dev/null || packages+=(python3) ;; esac
+
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
