@@ -20,12 +20,14 @@ bench:
 	scripts/install-deps.sh bench
 	$(SWIFT) build -c release --product vfetch
 	Benchmarks/e2e.sh
+	Benchmarks/resume.sh
 	Benchmarks/playback.sh
 
 bench-quick:
 	scripts/install-deps.sh bench
 	$(SWIFT) build -c release --product vfetch
 	Benchmarks/e2e.sh --quick
+	Benchmarks/resume.sh --quick
 	Benchmarks/playback.sh --quick
 
 bench-micro:
