@@ -8,7 +8,8 @@ struct InfoCommand: AsyncParsableCommand {
         commandName: "info",
         abstract: "Probe a media file, an unfinished download or a URL: streams, duration, what is playable.",
         discussion: "For a URL only the head and the index are fetched (an MP4's moov wherever it is), not the file. "
-            + "Exit codes: 0 shown, 1 failed, 3-5 as for get, 12 not a media file libavformat can read."
+            + "Exit codes: 0 shown, 1 failed (no such file, say), 3-5 as for get, "
+            + "12 not a media file libavformat can read."
     )
 
     @Argument(help: "A URL, a file, or the output path of an unfinished `vfetch get`.")
@@ -19,11 +20,17 @@ struct InfoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let report: MediaReport
+        let lower = target.lowercased()
+        let isURL = lower.hasPrefix("http://") || lower.hasPrefix("https://")
+        if !isURL, !FileManager.default.fileExists(atPath: target),
+            !FileManager.default.fileExists(atPath: target + ".vfetch")
+        {
+            writeStandardError("vfetch: \(target) does not exist\n")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
         do {
-            let lower = target.lowercased()
             report =
-                lower.hasPrefix("http://") || lower.hasPrefix("https://")
-                ? try await MediaInspector.inspect(url: target) : try await MediaInspector.inspect(path: target)
+                isURL ? try await MediaInspector.inspect(url: target) : try await MediaInspector.inspect(path: target)
         } catch let error as DownloadError {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)
@@ -44,8 +51,8 @@ struct InfoCommand: AsyncParsableCommand {
             ]
         }
         let object: [String: Any] = [
-            "container": info?.container ?? NSNull(), "duration": info?.duration ?? NSNull(),
-            "bit_rate": info?.bitRate ?? NSNull(), "streams": streams, "faststart": info?.faststart ?? NSNull(),
+            "container": report.container ?? NSNull(), "duration": info?.duration ?? NSNull(),
+            "bit_rate": info?.bitRate ?? NSNull(), "streams": streams, "faststart": report.faststart ?? NSNull(),
             "fragmented": info?.fragmented ?? NSNull(), "length": report.length, "downloaded": report.downloaded,
             "playable": report.playable.map { [$0.lowerBound, $0.upperBound] },
             "needs": report.needs.map { [$0.lowerBound, $0.upperBound] } ?? NSNull(),
@@ -55,11 +62,13 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     private func printText(_ report: MediaReport) {
-        if let info = report.info {
+        if let container = report.container {
             var layout: [String] = []
-            if let faststart = info.faststart { layout.append(faststart ? "moov first" : "moov at the end") }
-            if info.fragmented == true { layout.append("fragmented") }
-            print("container:  \(info.container)" + (layout.isEmpty ? "" : " (\(layout.joined(separator: ", ")))"))
+            if let faststart = report.faststart { layout.append(faststart ? "moov first" : "moov at the end") }
+            if report.info?.fragmented == true { layout.append("fragmented") }
+            print("container:  \(container)" + (layout.isEmpty ? "" : " (\(layout.joined(separator: ", ")))"))
+        }
+        if let info = report.info {
             let rate = info.bitRate.map { String(format: ", %.2f Mbit/s", Double($0) / 1e6) } ?? ""
             print("duration:   \(info.duration.map(Self.clock) ?? "unknown")\(rate)")
             for (index, stream) in info.streams.enumerated() {

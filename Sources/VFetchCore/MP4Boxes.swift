@@ -89,11 +89,11 @@ package enum MP4Boxes {
         return ["ftyp", "styp", "moov", "mdat", "free", "skip", "wide", "pdin"].contains(first.type)
     }
 
-    private static func bigEndian(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+    static func bigEndian(_ bytes: ArraySlice<UInt8>) -> UInt64 {
         bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    private static func fourCharacterCode(_ bytes: ArraySlice<UInt8>) -> String? {
+    static func fourCharacterCode(_ bytes: ArraySlice<UInt8>) -> String? {
         guard bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }

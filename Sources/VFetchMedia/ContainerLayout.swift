@@ -1,3 +1,5 @@
+import VFetchCore
+
 /// Where a container keeps its header and index, and whether the index is complete: what the
 /// probe learns beyond libavformat, from MP4 boxes and Matroska elements.
 struct ContainerLayout {
@@ -8,6 +10,8 @@ struct ContainerLayout {
     var isComplete = false
     var docType: String?
     var mp4: MP4Layout?
+    /// Fragmented MP4 only: how long the movie runs, from `mehd` or the end of its last fragment.
+    var movieDuration: MP4MovieDuration?
     /// Matroska without its `Cues`: the clusters whose headers are present, standing in for them.
     var clusters: [IndexEntry]?
 
@@ -32,6 +36,10 @@ struct ContainerLayout {
             header = mp4.header
             // Every sample is in moov, or in the fragments libavformat walked to the first missing header.
             isComplete = !mp4.fragmented || mp4.stoppedAt == nil
+            if mp4.fragmented {
+                movieDuration = MP4Boxes.movieDuration(length: source.length) { source.bytes(at: $0, count: $1) }
+                if source.aborted { throw .aborted }
+            }
             self.mp4 = mp4
         } else if names.contains("matroska") || names.contains("webm") {
             let mkv = MatroskaLayout(source: source)

@@ -13,6 +13,10 @@ public struct MediaReport: Sendable, Equatable {
     public var playable: [ClosedRange<Double>]
     /// Bytes that must arrive before anything can be said (an MP4 `moov` at the end, say).
     public var needs: Range<Int64>?
+    /// The short container name and, for an MP4, whether `moov` comes before `mdat`: those of
+    /// `info`, or, while its header is missing, what the box layout already tells.
+    public var container: String?
+    public var faststart: Bool?
     /// For a URL: the bytes and requests it took to answer.
     public var fetchedBytes: Int64?
     public var requests: Int?
@@ -23,6 +27,12 @@ public struct MediaReport: Sendable, Equatable {
 public enum MediaInspector {
     /// How much of the start of a remote file the first request asks for.
     public static let headBytes: Int64 = 512 << 10
+    /// How much is fetched past an MP4's `mdat` to read the box headers there: all of a small
+    /// `moov` that ends the file, or the header of a larger one, fetched exactly next.
+    public static let boxHeaderBytes: Int64 = 64 << 10
+    /// How much of the end of a fragmented MP4 is fetched to learn its duration: its `mfra` and
+    /// last fragment, whose end is the end of the movie.
+    public static let fragmentedTailBytes: Int64 = 512 << 10
 
     /// A finished file, or the output path of an unfinished `vfetch get`.
     public static func inspect(path: String) async throws -> MediaReport {
@@ -42,18 +52,23 @@ public enum MediaInspector {
     }
 
     /// A remote file: fetches the head, then only the index it needs (an MP4 `moov` wherever it is,
-    /// or the tail of other containers), at most three requests in all.
+    /// the tail of a fragmented MP4 or of other containers), at most three requests in all.
     public static func inspect(url: String, options: DownloadOptions = DownloadOptions()) async throws -> MediaReport {
         let fetcher = try RangeFetcher(url: url, options: options)
         try await onThread { try fetcher.fetch(0..<headBytes) }
         guard let length = fetcher.length else { throw DownloadError.badResponse("the server does not say the length") }
-        let layout = MP4Boxes.scan(length: length, read: fetcher.read)
+        var layout = MP4Boxes.scan(length: length, read: fetcher.read)
         if MP4Boxes.looksLikeMP4(layout.boxes) {
+            if MP4Boxes.moov(in: layout.boxes) == nil, let next = layout.stoppedAt {
+                // Past `mdat`: the box headers there, and all of a small `moov` that ends the file.
+                try await fetchMissing(next..<min(length, next + boxHeaderBytes), with: fetcher)
+                layout = MP4Boxes.scan(length: length, read: fetcher.read)
+            }
             if let moov = MP4Boxes.moov(in: layout.boxes) {
                 try await fetchMissing(moov.range, with: fetcher)
-            } else if let next = layout.stoppedAt {
-                // Past `mdat`: the rest of the file is the index (and perhaps a little more).
-                try await fetchMissing(next..<length, with: fetcher)
+                if MP4Boxes.movieDuration(length: length, read: fetcher.read) == .unknown {
+                    try await fetchMissing(max(0, length - fragmentedTailBytes)..<length, with: fetcher)
+                }
             }
         } else if length > headBytes {
             try await fetchMissing((length - headBytes)..<length, with: fetcher)
@@ -82,8 +97,18 @@ public enum MediaInspector {
             let (info, playable) = try await probeMedia(path: path, length: length, present: present)
             report.info = info
             report.playable = playable
+            report.container = info.container
+            report.faststart = info.faststart
         } catch .needsBytes(let range) {
             report.needs = range
+            // No header yet, but the box walk tells an MP4, and whether its `moov` comes first.
+            if let file = try? PartialFile(path: path, length: length, present: present) {
+                let boxes = MP4Boxes.scan(length: length) { file.bytes(at: $0, count: $1) }.boxes
+                if MP4Boxes.looksLikeMP4(boxes) {
+                    report.container = "mp4"
+                    report.faststart = MP4Boxes.isFaststart(boxes)
+                }
+            }
         }
         return report
     }

@@ -44,10 +44,11 @@ public final class MediaProbe {
             throw .invalidData("\(context.formatName): no streams")
         }
         let mediaStreams = descriptions.map(\.stream)
+        let (duration, bitRate) = Self.timing(context: context, layout: layout, length: source.length)
         info = MediaInfo(
             container: ContainerName.short(
                 formatName: context.formatName, docType: layout.docType, streams: mediaStreams),
-            duration: context.durationSeconds, bitRate: context.bitRate, streams: mediaStreams,
+            duration: duration, bitRate: bitRate, streams: mediaStreams,
             faststart: layout.mp4?.faststart, fragmented: layout.mp4?.fragmented)
 
         // Audio and video decide playback; cover images and subtitles do not.
@@ -65,7 +66,7 @@ public final class MediaProbe {
         index = MediaIndex(
             streams: streamIndexes, header: layout.header ?? firstPosition.map { [0..<$0] } ?? [],
             missingIndex: layout.missingIndex, fragments: layout.mp4?.fragments ?? [], length: source.length,
-            duration: context.durationSeconds, isComplete: layout.isComplete)
+            duration: duration ?? context.durationSeconds, isComplete: layout.isComplete)
         self.context = context
     }
 
@@ -90,6 +91,24 @@ public final class MediaProbe {
     /// it), or nil when the index cannot say.
     public func byteOffset(forTime seconds: Double) -> Int64? {
         index.byteOffset(forTime: seconds)
+    }
+
+    /// The duration and overall bit rate: libavformat's, unless the container knows better.
+    ///
+    /// libavformat reads a fragmented MP4's duration from the fragments it walked, which is the
+    /// whole movie only when every fragment is present. Otherwise the movie runs to the end of its
+    /// last fragment (or as `mehd` says); when the present bytes do not say, both are unknown: the
+    /// bit rate libavformat gives then is the file's size over the wrong duration.
+    private static func timing(context: FormatContext, layout: ContainerLayout, length: Int64) -> (
+        duration: Double?, bitRate: Int64?
+    ) {
+        guard let mp4 = layout.mp4, mp4.fragmented else { return (context.durationSeconds, context.bitRate) }
+        if case .seconds(let seconds) = layout.movieDuration, seconds > 0 {
+            // What libavformat and ffprobe give for a fragmented MP4 once they know its duration.
+            let bitRate = (Double(length) * 8 / seconds).rounded(.down)
+            return (seconds, bitRate < 0x1p63 ? Int64(bitRate) : nil)
+        }
+        return layout.isComplete ? (context.durationSeconds, context.bitRate) : (nil, nil)
     }
 
     /// Opens the format and reads stream information, turning failures into ``MediaError``.

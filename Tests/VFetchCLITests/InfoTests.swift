@@ -29,6 +29,43 @@ import Glibc
         return process.terminationStatus == 0 ? path : nil
     }()
 
+    /// A 60 s 320x240 H.264/AAC fragmented MP4 (`frag_keyframe+empty_moov`: 1 s fragments, then
+    /// `mfra`), made once per run: its moov says nothing of the duration.
+    static let fragmented: String? = {
+        let path = NSTemporaryDirectory() + "vfetch-info-fragmented-\(getpid()).mp4"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+            "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60",
+            "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac", "-movflags",
+            "frag_keyframe+empty_moov", "-f", "mp4", path,
+        ]
+        guard (try? process.run()) != nil else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? path : nil
+    }()
+
+    /// ffprobe's duration and overall bit rate of a whole file.
+    func ffprobeFormat(_ path: String) throws -> (duration: Double, bitRate: Double) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "ffprobe", "-v", "error", "-show_entries", "format=duration,bit_rate", "-of", "default=nw=1", path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        var fields: [String: Double] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { fields[parts[0]] = Double(parts[1]) }
+        }
+        return (try #require(fields["duration"]), try #require(fields["bit_rate"]))
+    }
+
     /// Top-level MP4 boxes read by hand (8-byte headers; 64-bit sizes when the size is 1).
     func boxes(_ bytes: [UInt8]) -> [(type: String, range: Range<Int>)] {
         var result: [(String, Range<Int>)] = []
@@ -69,6 +106,92 @@ import Glibc
             #expect(fetched <= moov.range.count + 512 << 10, "fetched \(fetched), moov is \(moov.range.count)")
             #expect(origin.bytesServed("/bbb.mp4") <= moov.range.count + 512 << 10 + 256 << 10)
         }
+    }
+
+    @Test func aFragmentedURLGetsItsDurationFromTheTail() async throws {
+        let path = try #require(Self.fragmented, "ffmpeg could not make the fixture")
+        let expected = try ffprobeFormat(path)
+        try await withOrigin { origin, _ in
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            origin.publish("/fragmented.mp4", bytes)
+            #expect(bytes.count > 4 << 20, "the fixture is not what the test assumes")
+            let run = try await vfetch(["info", origin.url("/fragmented.mp4"), "--json"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            let report = try json(run.standardOutput)
+            #expect(report["fragmented"] as? Bool == true)
+            let duration = try #require(report["duration"] as? Double)
+            #expect(abs(duration - expected.duration) < 1, "duration \(duration), ffprobe says \(expected.duration)")
+            let bitRate = try #require(report["bit_rate"] as? Double)
+            #expect(
+                abs(bitRate - expected.bitRate) < expected.bitRate / 50,
+                "bit rate \(bitRate), ffprobe says \(expected.bitRate)")
+            // The head (moov and the first fragments) and one small tail range (mfra, the last fragment).
+            let requests = try #require(report["requests"] as? Int)
+            let fetched = try #require(report["fetched_bytes"] as? Int)
+            #expect(requests <= 2)
+            #expect(fetched <= 1 << 20, "fetched \(fetched)")
+            #expect(origin.bytesServed("/fragmented.mp4") <= 1 << 20 + 256 << 10)
+        }
+    }
+
+    @Test func aBoxAfterMoovIsNotFetched() async throws {
+        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        try await withOrigin { origin, _ in
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            let moov = try #require(boxes(bytes).first { $0.type == "moov" })
+            // A 5 MiB free box after the moov.
+            let free = 5 << 20
+            bytes += [UInt8(free >> 24), UInt8(free >> 16 & 0xFF), 0, 0] + Array("free".utf8)
+            bytes += [UInt8](repeating: 0, count: free - 8)
+            origin.publish("/trailing.mp4", bytes)
+            let run = try await vfetch(["info", origin.url("/trailing.mp4"), "--json"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            let report = try json(run.standardOutput)
+            #expect((report["duration"] as? Double).map { abs($0 - 12) < 0.2 } == true)
+            #expect(report["faststart"] as? Bool == false)
+            let requests = try #require(report["requests"] as? Int)
+            let fetched = try #require(report["fetched_bytes"] as? Int)
+            #expect(requests <= 3)
+            // The head, the box headers after mdat (some of the free box, if the moov is small), the moov.
+            #expect(
+                fetched <= moov.range.count + 512 << 10 + 64 << 10, "fetched \(fetched), moov is \(moov.range.count)")
+        }
+    }
+
+    @Test func anUnfinishedDownloadWithoutItsMoovIsStillAnMP4() async throws {
+        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        try await withOrigin { origin, directory in
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            origin.publish("/clip.mp4", bytes, behavior: throttled(128 << 10))
+            let output = directory + "/clip.mp4"
+            // One connection from the start: the head arrives, the moov at the end does not.
+            let partial = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "1"]) {
+                guard FileManager.default.fileExists(atPath: output + ".vfetch") else { return false }
+                let probe = runBlocking(vfetchBinary, ["info", output, "--json"])
+                let report = try? JSONSerialization.jsonObject(with: Data(probe.standardOutput.utf8)) as? [String: Any]
+                // Saved up to the moov: the head is on disk, the needed range starts past it.
+                return ((report?["needs"] as? [Int])?.first ?? 0) > 0
+            }
+            #expect(partial.status == 130, "stderr: \(partial.standardError)")
+            let run = try await vfetch(["info", output, "--json"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            let report = try json(run.standardOutput)
+            let moov = try #require(boxes(bytes).first { $0.type == "moov" })
+            #expect(report["needs"] as? [Int] == [moov.range.lowerBound, moov.range.upperBound])
+            #expect(report["container"] as? String == "mp4")
+            #expect(report["faststart"] as? Bool == false)
+            #expect(report["duration"] is NSNull)
+            let text = try await vfetch(["info", output])
+            #expect(text.standardOutput.contains("container:  mp4 (moov at the end)"), "\(text.standardOutput)")
+        }
+    }
+
+    @Test func aPathThatDoesNotExistSaysSo() async throws {
+        let path = NSTemporaryDirectory() + "vfetch-missing-\(getpid())/missing.mp4"
+        let run = try await vfetch(["info", path])
+        #expect(run.status == 1, "stderr: \(run.standardError)")
+        #expect(run.standardError == "vfetch: \(path) does not exist\n")
+        #expect(run.standardOutput.isEmpty)
     }
 
     @Test func aFinishedFileIsPlayableThroughout() async throws {
