@@ -27,7 +27,8 @@ struct StatusCommand: ParsableCommand {
         if json {
             let object: [String: Any] = [
                 "path": partial.outputPath, "url": partial.url, "final_url": partial.finalURL, "length": partial.length,
-                "bytes_done": partial.bytesDone, "fraction": fraction, "block_size": partial.blockSize,
+                "bytes_done": partial.bytesDone, "fraction": fraction, "percent": (fraction * 1000).rounded() / 10,
+                "done_ranges": partial.presentRanges.map { [$0.lowerBound, $0.upperBound] }, "block_size": partial.blockSize,
                 "etag": partial.etag ?? NSNull(), "last_modified": partial.lastModified ?? NSNull(),
                 "content_type": partial.contentType ?? NSNull(), "map": partial.map(width: 64),
                 "created": ISO8601DateFormatter().string(from: partial.created),

@@ -111,15 +111,31 @@ import Glibc
     @Test func ctrlCStopsWithExitCode130AndKeepsTheSideFile() async throws {
         try await withOrigin { origin, directory in
             var behavior = OriginBehavior()
-            // Slow enough (32 connections × 64 KiB/s: 4 s) to be mid-download when the signal comes.
-            behavior.bytesPerSecond = 64 << 10
-            origin.publish("/clip.mp4", randomBytes(8 << 20, seed: 24), behavior: behavior)
+            // Slow enough (4 connections × 256 KiB/s: 8 s) to be mid-download when the signal comes,
+            // with whole 64 KiB blocks on disk by then.
+            behavior.bytesPerSecond = 256 << 10
+            let bytes = randomBytes(8 << 20, seed: 24)
+            origin.publish("/clip.mp4", bytes, behavior: behavior)
             let output = directory + "/clip.mp4"
-            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output], interruptAfter: .milliseconds(700))
+            let run = try await vfetch(
+                ["get", origin.url("/clip.mp4"), "-o", output, "-c", "4"], interruptAfter: .milliseconds(700))
             #expect(run.status == 130)
             #expect(run.standardError.contains("interrupted"))
             #expect(!exists(output))
             #expect(exists(output + ".part"))
+            // `status --json` tells what the next run will reuse; that run finishes the file.
+            let status = try await vfetch(["status", output, "--json"])
+            #expect(status.status == 0, "stderr: \(status.standardError)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
+            let done = try #require(object["bytes_done"] as? Int)
+            let ranges = try #require(object["done_ranges"] as? [[Int]])
+            #expect(done > 0 && ranges.reduce(0) { $0 + $1[1] - $1[0] } == done)
+            #expect(object["percent"] as? Double == (Double(done) * 1000 / Double(bytes.count)).rounded() / 10)
+            origin.setBehavior("/clip.mp4", OriginBehavior())
+            let resumed = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
+            #expect(resumed.status == 0, "stderr: \(resumed.standardError)")
+            #expect(resumed.standardError.contains("resuming"))
+            #expect(try sha256(file: output) == sha256(bytes))
         }
     }
 
