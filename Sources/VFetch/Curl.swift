@@ -62,6 +62,16 @@ final class EasyHandle {
 
     typealias DataCallback = @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int
 
+    /// What a write callback returns to pause receiving: libcurl keeps the chunk and stops reading the
+    /// socket until `resumeReceiving()`. The corresponding libcurl value is `CURL_WRITEFUNC_PAUSE`.
+    static let pauseReceiving = Int(CURL_WRITEFUNC_PAUSE)
+
+    /// Receives again after the write callback paused; libcurl may deliver the chunk it kept before this
+    /// returns. The corresponding libcurl call is `curl_easy_pause(CURLPAUSE_CONT)`.
+    func resumeReceiving() throws {
+        try Curl.check(curl_easy_pause(raw, CURLPAUSE_CONT), "curl_easy_pause")
+    }
+
     /// The corresponding libcurl options are `CURLOPT_WRITEFUNCTION` and `CURLOPT_WRITEDATA`.
     func setWriteCallback(_ callback: DataCallback, userdata: UnsafeMutableRawPointer) throws {
         try Curl.check(ccurl_easy_setopt_write_callback(raw, callback), "CURLOPT_WRITEFUNCTION")

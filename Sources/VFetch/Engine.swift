@@ -49,6 +49,8 @@ final class Engine {
     var lastTick = 0.0
     var lastProgress = -1.0
     var rateSamples: [(time: Double, bytes: Int64)] = []
+    /// `--max-speed`, over all transfers together.
+    var speedLimit: SpeedLimit?
     var lastReaderFlush = 0.0
     /// `bytesWritten` when readers were last told; -1: not yet.
     var reportedBytes: Int64 = -1
@@ -65,6 +67,7 @@ final class Engine {
         requestURL = url
         connectionLimit = max(1, options.connections)
         requestHeaders = HeaderList(requestsFor: options)
+        speedLimit = options.maxBytesPerSecond.map(SpeedLimit.init(bytesPerSecond:))
     }
 
     var now: Double {
@@ -94,6 +97,7 @@ final class Engine {
                 do { return .success(try finish()) } catch { return .failure(error) }
             }
             startTransfers()
+            resumePausedTransfers()
             multi.perform()
             for (easy, result) in multi.completed() { transferDone(easy, result: result) }
             applyFallback()
@@ -108,7 +112,7 @@ final class Engine {
             reportProgress()
             do { try checkpoint() } catch { fatal = fatal ?? error }
             if fatal == nil, scheduler?.isComplete != true, !signal.isCancelled {
-                multi.poll(timeoutMilliseconds: 100)
+                multi.poll(timeoutMilliseconds: pollTimeout)
             }
         }
     }
@@ -150,15 +154,12 @@ final class Engine {
         let easy = transfer.easy
         let headers = transfer.isProbe ? requestHeaders : segmentHeaders ?? requestHeaders
         try easy.configure(url: transfer.url, options: options, headers: headers)
-        try easy.set(CURLOPT_BUFFERSIZE, 256 << 10)
+        try easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
         // The probe asks for `0-` so its 206 tells range support and length, and its body is kept.
         if transfer.isProbe {
             try easy.set(CURLOPT_RANGE, "0-")
         } else if let range = transfer.range {
             try easy.set(CURLOPT_RANGE, range.describedAsHTTP)
-        }
-        if let limit = options.maxBytesPerSecond {
-            try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: max(1, limit / Int64(connectionLimit)))
         }
         let userdata = Unmanaged.passUnretained(transfer).toOpaque()
         try easy.setWriteCallback(transferWriteCallback, userdata: userdata)

@@ -26,6 +26,8 @@ final class Transfer {
     var abort: Abort?
     /// True once a byte of the body arrived.
     var delivering = false
+    /// When the speed limit paused it (see `Engine.admit`); nil while it may receive.
+    var pausedSince: Double?
     /// Received bytes on their way to the file.
     let pending = WriteBuffer(capacity: 256 << 10)
     unowned let engine: Engine
@@ -48,6 +50,7 @@ extension Transfer: Sendable {}
 
 let transferWriteCallback: EasyHandle.DataCallback = { data, size, count, userdata in
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
+    guard transfer.engine.admit(size * count, from: transfer) else { return EasyHandle.pauseReceiving }
     let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
     return transfer.engine.receive(bytes, from: transfer) ? size * count : 0
 }

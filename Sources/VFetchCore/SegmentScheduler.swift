@@ -20,7 +20,7 @@ package struct SegmentScheduler: Sendable {
         package var minSplitSize: Int64 = 1 << 20
         /// Split points fall on multiples of this, so cache blocks are written by one segment.
         package var alignment: Int64 = 64 << 10
-        /// A transfer slower than this fraction of the median for `slowSeconds` ticks is replaced.
+        /// A transfer slower than this fraction of the typical rate for `slowSeconds` ticks is replaced.
         package var slowFactor: Double = 0.3
         package var slowSeconds: Int = 3
         /// A segment whose holder needs longer than this to finish, at under `raceFactor` of the
@@ -117,8 +117,12 @@ package struct SegmentScheduler: Sendable {
     private var nextTransferID = 0
     private var nextSegmentID = 0
     private var lastTick: Double?
-    /// The median transfer rate when last measured over three or more transfers.
+    /// The best recent median transfer rate, decaying (see `tick`); nil until measured over three or more transfers.
     private var typicalRate: Double?
+    /// The rates of transfers that ended since the last tick, over their whole life.
+    private var endedRates: [Double] = []
+    /// What is left of the typical rate after a tick that measured no faster median: it halves in about 3 s.
+    private static let typicalRateDecay = 0.8
     private var finishedUnknownLength = false
 
     package init(
@@ -249,6 +253,10 @@ package struct SegmentScheduler: Sendable {
     /// Must be called once for every transfer when it is over. Returns false when a segment ran out of retries.
     package mutating func transferEnded(_ id: TransferID, outcome: Outcome, now: Double) -> Bool {
         guard let transfer = transfers.removeValue(forKey: id) else { return true }
+        // Under 64 KiB, a transfer's life measures the round trip more than the rate.
+        if transfer.received >= 64 << 10, now > transfer.startedAt {
+            endedRates.append(Double(transfer.received) / (now - transfer.startedAt))
+        }
         if total == nil, outcome == .finished {
             total = transfer.position
             completed = ByteRangeSet([0..<transfer.position])
@@ -305,17 +313,26 @@ package struct SegmentScheduler: Sendable {
             transfer.receivedAtTick = transfer.received
             transfers[id] = transfer
         }
-        let rates = transfers.values.compactMap(\.rate).sorted()
+        // Fast transfers often end before a tick measures them, while slow ones always live that long: count
+        // the rates of those that ended too, or the slow would make the median.
+        let rates = (transfers.values.compactMap(\.rate) + endedRates).sorted()
+        let ended = endedRates.count
+        endedRates.removeAll()
         guard rangeRequests, rates.count >= 3 else { return [] }
         let median = rates[rates.count / 2]
         // New transfers have no rate yet; a median of the few old ones (often the slow) is no norm.
-        if rates.count * 2 >= transfers.count { typicalRate = median }
+        if rates.count * 2 >= transfers.count + ended {
+            // Keep the best recent median, decaying: at the end of a download only the stragglers are left,
+            // and their own median would make them look typical, so they would never be raced or replaced.
+            typicalRate = max(median, (typicalRate ?? 0) * Self.typicalRateDecay)
+        }
+        let norm = typicalRate ?? median
         var slow: [TransferID] = []
         for (id, var transfer) in transfers {
             guard let rate = transfer.rate, let segmentID = transfer.segment,
                 let segment = segments.first(where: { $0.id == segmentID })
             else { continue }
-            let lagging = rate < configuration.slowFactor * median && Double(segment.remaining) > rate * 2
+            let lagging = rate < configuration.slowFactor * norm && Double(segment.remaining) > rate * 2
             transfer.slowTicks = lagging ? transfer.slowTicks + 1 : 0
             transfers[id] = transfer
             if transfer.slowTicks >= configuration.slowSeconds {

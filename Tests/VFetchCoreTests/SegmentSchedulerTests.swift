@@ -193,6 +193,53 @@ import Testing
         #expect(!fresh.isRace)
     }
 
+    /// Eight 1 MiB segments: the odd transfers fetch theirs at 2 MiB/s and end before the first tick
+    /// measures them; the even ones crawl at 50 kB/s and are the only ones left. Returns the slow ones.
+    func onlyStragglersLeft(_ plan: inout SegmentScheduler) throws -> [TransferID] {
+        var ids = [try unwrap(plan.adopt(requestedUpTo: nil, now: 0))]
+        for _ in 0..<7 { ids.append(try unwrap(plan.assign(now: 0)).transfer) }
+        #expect(plan.segmentRanges.count == 8)
+        _ = plan.tick(now: 0)
+        for (index, id) in ids.enumerated() where index % 2 == 1 {
+            #expect(plan.receive(id, count: Self.mib, now: 0.5).write?.count == Int(Self.mib))
+            #expect(ended(&plan, id, outcome: .finished, now: 0.5))
+        }
+        let slow = ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        for id in slow { _ = plan.receive(id, count: 50_000, now: 0.9) }
+        return slow
+    }
+
+    @Test func stragglersLeftAloneAtTheEndAreRaced() throws {
+        var plan = scheduler(total: 8 * Self.mib)
+        let slow = try onlyStragglersLeft(&plan)
+        #expect(plan.tick(now: 1).isEmpty)  // the four that ended made 2 MiB/s
+        // Nothing left to split: every free connection races a straggler.
+        var raced: [Int64] = []
+        while let racer = plan.assign(now: 1) {
+            #expect(racer.isRace)
+            raced.append(racer.range!.lowerBound)
+        }
+        #expect(raced.count == slow.count)
+        #expect(raced.allSatisfy { $0 % Self.mib == 50_000 })
+        #expect(plan.holdersPerSegment == [2, 2, 2, 2])
+    }
+
+    @Test func stragglersLeftAloneAtTheEndAreReplaced() throws {
+        var plan = scheduler(total: 8 * Self.mib)
+        let slow = try onlyStragglersLeft(&plan)
+        var replaced: [TransferID] = []
+        for second in 1...3 {
+            if second > 1 { for id in slow { _ = plan.receive(id, count: 50_000, now: Double(second) - 0.1) } }
+            // From the second tick on, the slow ones are the only rates measured.
+            replaced += plan.tick(now: Double(second))
+        }
+        #expect(replaced == slow.sorted())
+        for id in slow { _ = plan.transferEnded(id, outcome: .stopped, now: 3) }
+        let fresh = try unwrap(plan.assign(now: 3))
+        #expect(!fresh.isRace)
+        #expect(fresh.range?.lowerBound == 150_000)
+    }
+
     @Test func failuresBackOffAndRunOutOfRetries() throws {
         var config = SegmentScheduler.Configuration()
         config.retry = RetryPolicy(maxRetries: 2, baseDelay: 1, maxDelay: 10)
