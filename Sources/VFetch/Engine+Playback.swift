@@ -6,11 +6,57 @@ extension Engine {
     func planPlayback(length: Int64) {
         scheduler?.playback = SegmentScheduler.Playback(
             lookahead: demand?.lookahead ?? 8 << 20, chunk: 1 << 20, windowsOnly: demand.map { $0.prefetch != .full } ?? false)
-        let tail = min(Self.playbackTail, length / 2)
-        if tail > 0, demand?.prefetch != ReaderDemand.Prefetch.none {
-            scheduler?.playback?.pinned.append((length - tail)..<length)
-            scheduler?.startSoon(at: length - tail)
+        let start = tailStart(length: length)
+        if start < length, demand?.prefetch != ReaderDemand.Prefetch.none {
+            scheduler?.playback?.pinned.append(start..<length)
+            // Unless the request sent with the probe is about to take it.
+            if !transfers.values.contains(where: \.isTail) { scheduler?.startSoon(at: start) }
         }
+    }
+
+    /// Where the tail that playback pins starts: the last `playbackTail` bytes, at most half the file.
+    func tailStart(length: Int64) -> Int64 { length - min(Self.playbackTail, length / 2) }
+
+    /// Whether to ask for the tail at t=0, beside the probe, before the length is known: for playback
+    /// (`--stream`, a player cache entry that prefetches), unless an earlier run saved bytes to reuse.
+    var wantsTailAtOnce: Bool {
+        guard options.stream || demand.map({ $0.prefetch != .none }) == true, options.connections > 1 else { return false }
+        if case .file(let path) = destination, !options.restart, OutputFile.exists(path + ".vfetch") { return false }
+        return true
+    }
+
+    func startTail() {
+        start(url: url, range: nil, id: nil, isProbe: false, isTail: true)
+    }
+
+    /// The tail's response: judged and bound to the end of the file once the probe has said what the file is.
+    func tailAnswered(_ transfer: Transfer) -> Bool {
+        guard remote != nil else {
+            transfer.waitsForProbe = true  // its first bytes wait, paused (see `admit`)
+            return true
+        }
+        return bindTail(transfer)
+    }
+
+    /// Makes the tail's response the holder of the end of the file if it is the bytes asked for;
+    /// otherwise stops it (and `transferDone` asks for the tail the usual way).
+    func bindTail(_ transfer: Transfer) -> Bool {
+        guard let remote, let length = remote.length, remote.acceptsRanges, length > Self.playbackTail else {
+            transfer.abort = .stopped
+            return false
+        }
+        let asked = (length - Self.playbackTail)..<length
+        switch ResponseVerdict.check(transfer.head, asked: asked, remote: remote) {
+        case .accept:
+            transfer.id = scheduler?.adopt(from: asked.lowerBound, now: now)
+        case .remoteChanged(let reason):
+            fail(.remoteChanged(reason), transfer)
+            return false
+        default:
+            break
+        }
+        if transfer.id == nil { transfer.abort = .stopped }
+        return transfer.id != nil
     }
 
     /// `--stream`: once the head is on disk, the top-level boxes say exactly where an MP4's `moov` is;

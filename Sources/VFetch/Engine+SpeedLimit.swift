@@ -42,11 +42,16 @@ extension Engine {
     /// Whether a transfer may take a chunk of `count` bytes now; if not, it waits paused until
     /// `resumePausedTransfers`. Called from the write callback.
     func admit(_ count: Int, from transfer: Transfer) -> Bool {
-        guard speedLimit != nil else { return true }
-        speedLimit?.refill(now: now)
-        guard speedLimit?.take(count) == true else {
+        if transfer.waitsForProbe {
             transfer.pausedSince = transfer.pausedSince ?? now
             return false
+        }
+        if speedLimit != nil {
+            speedLimit?.refill(now: now)
+            guard speedLimit?.take(count) == true else {
+                transfer.pausedSince = transfer.pausedSince ?? now
+                return false
+            }
         }
         transfer.pausedSince = nil
         return true
@@ -54,11 +59,14 @@ extension Engine {
 
     /// Resumes paused transfers, those that waited longest first, while the speed limit allows.
     func resumePausedTransfers() {
-        guard speedLimit != nil else { return }
-        let waiting = transfers.values.compactMap { transfer in transfer.pausedSince.map { (transfer, $0) } }
+        let waiting = transfers.values.compactMap { transfer in
+            transfer.waitsForProbe ? nil : transfer.pausedSince.map { (transfer, $0) }
+        }
         for (transfer, _) in waiting.sorted(by: { $0.1 < $1.1 }) {
-            speedLimit?.refill(now: now)
-            guard let speedLimit, speedLimit.allowance > 0 else { return }
+            if self.speedLimit != nil {
+                speedLimit?.refill(now: now)
+                guard let speedLimit, speedLimit.allowance > 0 else { return }
+            }
             // libcurl hands over the chunk it kept from inside this call, through `admit` and `receive`.
             do {
                 try transfer.easy.resumeReceiving()

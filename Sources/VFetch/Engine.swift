@@ -125,7 +125,10 @@ final class Engine {
     func startTransfers() {
         guard fatal == nil else { return }
         guard scheduler != nil else {
-            if transfers.isEmpty, now >= probeNotBefore { start(url: url, range: nil, id: nil, isProbe: true) }
+            if !transfers.values.contains(where: \.isProbe), now >= probeNotBefore {
+                start(url: url, range: nil, id: nil, isProbe: true)
+                if wantsTailAtOnce, !transfers.values.contains(where: \.isTail) { startTail() }
+            }
             return
         }
         let limit = min(connectionLimit, ramp?.limit ?? connectionLimit)
@@ -139,9 +142,10 @@ final class Engine {
         peakConnections = max(peakConnections, transfers.count)
     }
 
-    func start(url: String, range: Range<Int64>?, id: TransferID?, isProbe: Bool) {
+    func start(url: String, range: Range<Int64>?, id: TransferID?, isProbe: Bool, isTail: Bool = false) {
         do {
             let transfer = try Transfer(id: id, url: url, range: range, isProbe: isProbe, engine: self)
+            transfer.isTail = isTail
             try configure(transfer)
             try multi.add(transfer.easy)
             transfers[transfer.easy.raw] = transfer
@@ -158,6 +162,8 @@ final class Engine {
         // The probe asks for `0-` so its 206 tells range support and length, and its body is kept.
         if transfer.isProbe {
             try easy.set(CURLOPT_RANGE, "0-")
+        } else if transfer.isTail {
+            try easy.set(CURLOPT_RANGE, "-\(Self.playbackTail)")
         } else if let range = transfer.range {
             try easy.set(CURLOPT_RANGE, range.describedAsHTTP)
         }
@@ -171,6 +177,7 @@ final class Engine {
     /// Judges a final response before any of its body is written. Returns false to abort the transfer.
     func responseArrived(_ transfer: Transfer) -> Bool {
         if transfer.isProbe { return probeAnswered(transfer) }
+        if transfer.isTail { return tailAnswered(transfer) }
         guard let remote else { return false }
         switch ResponseVerdict.check(transfer.head, asked: transfer.range, remote: remote) {
         case .accept:
@@ -234,6 +241,10 @@ final class Engine {
             events.yield(.notice("\(why); downloading over one connection"))
         }
         transfer.id = scheduler?.adopt(requestedUpTo: found.length, now: now)
+        for tail in transfers.values where tail.waitsForProbe {
+            tail.waitsForProbe = false
+            _ = bindTail(tail)
+        }
         scheduler?.trimToWindows()
         if transfer.id == nil { transfer.abort = .stopped }  // its bytes are saved already (or the file is empty)
         return transfer.id != nil
@@ -278,6 +289,9 @@ final class Engine {
             if scheduler?.transferEnded(id, outcome: outcome, now: now) == false {
                 fatal = fatal ?? lastFailure ?? .transferFailed("retries exhausted")
             }
+        } else if transfer.isTail {
+            // It never got its segment: the tail comes the usual way.
+            if let length = remote?.length, remote?.acceptsRanges == true { scheduler?.startSoon(at: tailStart(length: length)) }
         } else if case .failed(let after) = outcome {
             // The probe failed before the file was known: try it again, or give up.
             probeFailures += 1
@@ -343,7 +357,8 @@ final class Engine {
         let delivering = transfers.values.filter(\.delivering).count
         let limit = ramp.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
         self.ramp = ramp
-        let extra = transfers.values.compactMap(\.id).sorted().dropFirst(limit)
+        // The ramp weighs connections for bulk throughput; `--stream`'s tail is not one of them.
+        let extra = transfers.values.filter { !$0.isTail }.compactMap(\.id).sorted().dropFirst(limit)
         for id in extra {
             self.scheduler?.release(id)
             stop(id)

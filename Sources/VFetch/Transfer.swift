@@ -22,11 +22,15 @@ final class Transfer {
     /// The bytes asked for; nil for the whole file.
     let range: Range<Int64>?
     let isProbe: Bool
+    /// `--stream`'s request for the end of the file, sent with the probe before the length is known.
+    var isTail = false
+    /// The tail answered before the probe: it is bound to its segment once the probe has answered.
+    var waitsForProbe = false
     var head = ResponseHead()
     var abort: Abort?
     /// True once a byte of the body arrived.
     var delivering = false
-    /// When the speed limit paused it (see `Engine.admit`); nil while it may receive.
+    /// When it was paused (see `Engine.admit`); nil while it may receive.
     var pausedSince: Double?
     /// Received bytes on their way to the file.
     let pending = WriteBuffer(capacity: 256 << 10)

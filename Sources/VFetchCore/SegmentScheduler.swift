@@ -145,6 +145,24 @@ package struct SegmentScheduler: Sendable {
         total == nil ? finishedUnknownLength : segments.isEmpty
     }
 
+    /// Makes a transfer that already asked for the bytes from `offset` to the end of the file (`--stream`'s
+    /// tail, asked for before the length was known) the holder of them; nil when they are taken or done.
+    package mutating func adopt(from offset: Int64, now: Double) -> TransferID? {
+        guard let total, offset < total,
+            let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end }),
+            segments[index].end == total
+        else { return nil }
+        var piece = index
+        if offset > segments[index].next {
+            piece = split(index, at: offset)  // whoever holds the first part stops at `offset`
+        } else if !segments[index].holders.isEmpty {
+            return nil
+        }
+        let id = makeTransferID()
+        hold(piece, by: id, requestEnd: total, now: now)
+        return id
+    }
+
     /// Makes a transfer that is already running (the probe) the holder of the segment at `offset`.
     package mutating func adopt(requestedUpTo requestEnd: Int64?, now: Double) -> TransferID? {
         guard let index = segments.firstIndex(where: { $0.next == 0 && $0.holders.isEmpty }) else { return nil }

@@ -34,6 +34,25 @@ import Testing
         #expect(plan.completed.ranges == [0..<16 * Self.mib])
     }
 
+    @Test func aTailAskedForBeforeTheLengthTakesTheEndAndTheProbeStopsThere() throws {
+        var plan = scheduler(total: 8 * Self.mib + 5)
+        let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        let start = 6 * Self.mib + 5  // the last 2 MiB, not on a block boundary
+        let tail = try unwrap(plan.adopt(from: start, now: 0))
+        #expect(plan.segmentRanges == [0..<start, start..<8 * Self.mib + 5])
+        #expect(plan.receive(tail, count: 2 * Self.mib, now: 0.1).write == start..<8 * Self.mib + 5)
+        let receipt = plan.receive(probe, count: 7 * Self.mib, now: 0.1)
+        #expect(receipt.write == 0..<start && receipt.stop)
+        #expect(plan.isComplete)
+        // Bytes already held by another tail, or a range that does not reach the end, are not given twice.
+        var other = scheduler(total: 8 * Self.mib)
+        _ = try unwrap(other.adopt(requestedUpTo: nil, now: 0))
+        _ = try unwrap(other.adopt(from: 6 * Self.mib, now: 0))
+        #expect(other.adopt(from: 6 * Self.mib, now: 0) == nil)
+        _ = try unwrap(other.assign(now: 0))  // splits the head
+        #expect(other.adopt(from: 1 * Self.mib, now: 0) == nil)
+    }
+
     @Test func splitsStopAtTheMinimumSizeAndAlignToBlocks() throws {
         var plan = scheduler(total: 3 * Self.mib + 12345)
         _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
