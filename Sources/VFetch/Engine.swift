@@ -139,7 +139,6 @@ final class Engine {
         while transfers.count < limit, fatal == nil, let assignment = scheduler?.assign(now: now) {
             start(url: requestURL, range: assignment.range, id: assignment.transfer, isProbe: false)
         }
-        peakConnections = max(peakConnections, transfers.count)
     }
 
     func start(url: String, range: Range<Int64>?, id: TransferID?, isProbe: Bool, isTail: Bool = false) {
@@ -149,6 +148,7 @@ final class Engine {
             try configure(transfer)
             try multi.add(transfer.easy)
             transfers[transfer.easy.raw] = transfer
+            peakConnections = max(peakConnections, transfers.count)
         } catch {
             fatal = .transferFailed("cannot start a transfer: \(error)")
         }

@@ -34,7 +34,34 @@ import Glibc
             #expect(done["bytes"] as? Int == bytes.count)
             #expect(done["retries"] as? Int == 0)
             #expect((done["connections"] as? Int ?? 0) >= 1)
+            #expect((done["peak_connections"] as? Int ?? 0) >= 1)
             #expect(try sha256(file: directory + "/x.mp4") == sha256(bytes))
+        }
+    }
+
+    /// What users know from curl: their headers, cookies and credentials reach the server, on every request.
+    @Test func requestHeadersCookiesAndCredentialsReachTheServer() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 << 20, seed: 26)
+            origin.publish("/clip.mp4", bytes, behavior: throttled(2 << 20))  // slow enough to be split
+            let cookies = directory + "/cookies.txt"
+            try "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tabc123\n".write(toFile: cookies, atomically: true, encoding: .utf8)
+            let run = try await vfetch([
+                "get", origin.url("/clip.mp4"), "-o", directory + "/x.mp4", "-c", "4",
+                "-H", "X-One: 1", "--header", "X-Two: 2", "--user-agent", "tester/9", "--referer", "http://example.com/page",
+                "--cookie", cookies, "--user", "ann:secret",
+            ])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            #expect(try sha256(file: directory + "/x.mp4") == sha256(bytes))
+            let requests = origin.requests.filter { $0.path == "/clip.mp4" }
+            #expect(requests.count >= 2, "the probe and at least one segment")
+            for request in requests {
+                #expect(request.header("x-one") == "1" && request.header("x-two") == "2")
+                #expect(request.header("user-agent") == "tester/9")
+                #expect(request.header("referer") == "http://example.com/page")
+                #expect(request.header("cookie")?.contains("session=abc123") == true)
+                #expect(request.header("authorization") == "Basic " + Data("ann:secret".utf8).base64EncodedString())
+            }
         }
     }
 

@@ -258,6 +258,20 @@ import Glibc
         }
     }
 
+    @Test func streamSaysHowFarItCanPlayWhileItDownloads() async throws {
+        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        try await withOrigin { origin, directory in
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            // 2 connections at 512 KiB/s: about 3 s, so the plain progress line (every 2 s) comes once at least.
+            origin.publish("/clip.mp4", bytes, behavior: throttled(512 << 10))
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", directory + "/clip.mp4", "--stream", "-c", "2"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            let line = run.standardError.split(separator: "\n").first { $0.contains("playable to ") }
+            #expect(line != nil, "stderr: \(run.standardError)")
+            #expect(try sha256(file: directory + "/clip.mp4") == sha256(bytes))
+        }
+    }
+
     @Test func garbageIsAClearErrorWithItsOwnExitCode() async throws {
         let path = NSTemporaryDirectory() + "vfetch-garbage-\(getpid()).mp4"
         try Data(randomBytes(100_000, seed: 51)).write(to: URL(fileURLWithPath: path))
