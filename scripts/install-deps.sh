@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev)  # build: libcurl and FFmpeg headers and libraries
 case "${1:-build}" in
-  test)  packages+=(curl ffmpeg) ;;                   # tests: curl as a second client, ffmpeg/ffprobe as real players
+  test)  packages+=(curl ffmpeg strace) ;;            # tests: curl as a second client, ffmpeg/ffprobe as real players, strace holds a checkpoint
   demo)  packages+=(ffmpeg) ;;                        # demo: makes a sample video
   bench) packages+=(ffmpeg nginx-light aria2 axel wget curl time iproute2) ;;  # + matplotlib, below
   build) ;;

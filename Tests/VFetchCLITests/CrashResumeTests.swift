@@ -127,4 +127,48 @@ import Glibc
             #expect(try sha256(file: output) == sha256(bytes))
         }
     }
+
+    /// kill -9 inside a checkpoint, held there by strace: during the data's `fdatasync`, and between
+    /// the new manifest's fsync and its rename over the old one. Either way the previous checkpoint's
+    /// manifest stays whole and true, and the next run resumes from it to the exact file.
+    static let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    @Test(.enabled(if: strace != nil, "needs strace"), arguments: ["fdatasync", "rename"])
+    func aKillInsideACheckpointLeavesTheLastOneIntact(syscall: String) async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(16 * Self.mib, seed: 44)
+            origin.publish("/film.mp4", bytes, behavior: throttled(512 << 10))
+            let output = directory + "/film.mp4"
+            // Checkpoints come every second: the first goes through, the second is held for 8 s. (The
+            // first rename is the manifest written at the start; rename is asked for by any of its names.)
+            let names = syscall == "rename" ? "rename,renameat,renameat2" : syscall
+            let when = syscall == "rename" ? "3+" : "2+"
+            let strace = Process()
+            strace.executableURL = URL(fileURLWithPath: try #require(Self.strace))
+            strace.arguments = [
+                "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(names)", "-e", "inject=\(names):delay_enter=8000000:when=\(when)",
+                vfetchBinary, "get", origin.url("/film.mp4"), "-o", output, "-c", "4", "-q",
+            ]
+            strace.standardOutput = FileHandle.nullDevice
+            strace.standardError = FileHandle.nullDevice
+            try strace.run()
+            defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
+            for _ in 0..<200 where !exists(output + ".vfetch") { try await Task.sleep(for: .milliseconds(50)) }
+            try await Task.sleep(for: .seconds(3))  // the first checkpoint done, the second held
+            let saved = try #require(try await savedBytes(output))
+            #expect(saved > 0, "the first checkpoint recorded bytes")
+            // strace's child is vfetch; killing strace would only let it go on.
+            let children = try String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children", encoding: .utf8)
+            let pid = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
+            #expect(kill(pid, SIGKILL) == 0)
+            strace.waitUntilExit()
+            #expect(try await savedBytes(output) == saved, "the manifest is the first checkpoint's, whole")
+            if syscall == "rename" { #expect(exists(output + ".vfetch.tmp"), "the held manifest never replaced it") }
+            origin.setBehavior("/film.mp4", OriginBehavior())
+            let resumed = try await vfetch(["get", origin.url("/film.mp4"), "-o", output])
+            #expect(resumed.status == 0, "stderr: \(resumed.standardError)")
+            #expect(resumed.standardError.contains("resuming: \(saved) of"), "stderr: \(resumed.standardError)")
+            #expect(try sha256(file: output) == sha256(bytes))
+        }
+    }
 }
