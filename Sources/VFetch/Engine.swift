@@ -78,6 +78,8 @@ final class Engine {
     // MARK: - The loop
 
     func run() -> Result<DownloadSummary, DownloadError> {
+        // Another vfetch writing there is refused at once, not after a round trip (the lock itself is taken later).
+        if case .file(let path) = destination, OutputFile.isLocked(path + ".part") { return .failure(.busy(path + ".part")) }
         signal.attach(multi.raw)
         defer {
             signal.detach()

@@ -94,6 +94,14 @@ final class OutputFile {
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Whether another process holds the lock of an existing file at `path`.
+    static func isLocked(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    }
+
     /// Makes renames and removals in `path`'s directory durable.
     static func syncDirectory(of path: String) {
         let slash = path.lastIndex(of: "/")

@@ -65,6 +65,20 @@ import Glibc
         }
     }
 
+    @Test func aSecondRunOnTheSameOutputIsRefusedAtOnce() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/clip.mp4", randomBytes(4 << 20, seed: 27), behavior: throttled(128 << 10))
+            let output = directory + "/clip.mp4"
+            let first = Task { try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "2"], interruptAfter: .seconds(3)) }
+            for _ in 0..<100 where !exists(output + ".part") { try await Task.sleep(for: .milliseconds(50)) }
+            // A port nobody listens on: refused by the lock before any connection is tried.
+            let second = try await vfetch(["get", "http://127.0.0.1:1/clip.mp4", "-o", output])
+            #expect(second.status == 11, "stderr: \(second.standardError)")
+            #expect(second.standardError.contains("another vfetch is downloading to"), "stderr: \(second.standardError)")
+            #expect(try await first.value.status == 130)
+        }
+    }
+
     @Test func jsonModeStillSaysNoticesOnStandardError() async throws {
         try await withOrigin { origin, directory in
             var behavior = OriginBehavior()
