@@ -183,15 +183,13 @@ import Glibc
     @Test(.enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
     func aFullDiskHasItsOwnExitCode() async throws {
         try await withOrigin { origin, directory in
-            let mount = directory + "/small"
-            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-            #expect(try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mount]).status == 0)
-            defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: [mount]).waitUntilExit() }
-            origin.publish("/clip.mp4", randomBytes(4 << 20, seed: 25))
-            let result = try await vfetch(["get", origin.url("/clip.mp4"), "-o", mount + "/clip.mp4"])
-            #expect(result.status == 8, "stderr: \(result.standardError)")
-            #expect(result.standardError.contains("disk full"))
-            #expect(!exists(mount + "/clip.mp4"))
+            try await withSmallDisk(in: directory, size: "1m") { mount in
+                origin.publish("/clip.mp4", randomBytes(4 << 20, seed: 25))
+                let result = try await vfetch(["get", origin.url("/clip.mp4"), "-o", mount + "/clip.mp4"])
+                #expect(result.status == 8, "stderr: \(result.standardError)")
+                #expect(result.standardError.contains("disk full"))
+                #expect(!exists(mount + "/clip.mp4"))
+            }
         }
     }
 }

@@ -73,27 +73,23 @@ import Glibc
     @Test(.enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
     func aFullDiskStopsCleanlyAndResumesOnceThereIsRoom() async throws {
         try await withOrigin { origin, directory in
-            let mount = directory + "/small"
-            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-            #expect(try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=6m", "tmpfs", mount]).status == 0)
-            defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: [mount]).waitUntilExit() }
-            let filler = mount + "/filler"
-            _ = FileManager.default.createFile(atPath: filler, contents: Data(count: 3 * Self.mib))
-            let bytes = randomBytes(4 * Self.mib, seed: 42)
-            origin.publish("/film.mp4", bytes)
-            let output = mount + "/film.mp4"
-            let full = try await vfetch(["get", origin.url("/film.mp4"), "-o", output, "-c", "4"])
-            #expect(full.status == 8, "stderr: \(full.standardError)")
-            #expect(full.standardError.contains("disk full"))
-            #expect(!exists(output))
-            let saved = try await savedBytes(output)
-            #expect(saved != nil, "the manifest is consistent after ENOSPC")
-            try FileManager.default.removeItem(atPath: filler)
-            let resumed = try await vfetch(["get", origin.url("/film.mp4"), "-o", output, "--json"])
-            #expect(resumed.status == 0, "stderr: \(resumed.standardError)")
-            #expect(try sha256(file: output) == sha256(bytes))
-            let done = resumed.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
-            #expect(done.contains("\"resumed_bytes\":\(saved ?? -1)"), "\(done)")
+            try await withSmallDisk(in: directory, size: "6m", filler: 3 * Self.mib) { mount in
+                let bytes = randomBytes(4 * Self.mib, seed: 42)
+                origin.publish("/film.mp4", bytes)
+                let output = mount + "/film.mp4"
+                let full = try await vfetch(["get", origin.url("/film.mp4"), "-o", output, "-c", "4"])
+                #expect(full.status == 8, "stderr: \(full.standardError)")
+                #expect(full.standardError.contains("disk full"))
+                #expect(!exists(output))
+                let saved = try await savedBytes(output)
+                #expect(saved != nil, "the manifest is consistent after ENOSPC")
+                try FileManager.default.removeItem(atPath: mount + "/filler")
+                let resumed = try await vfetch(["get", origin.url("/film.mp4"), "-o", output, "--json"])
+                #expect(resumed.status == 0, "stderr: \(resumed.standardError)")
+                #expect(try sha256(file: output) == sha256(bytes))
+                let done = resumed.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+                #expect(done.contains("\"resumed_bytes\":\(saved ?? -1)"), "\(done)")
+            }
         }
     }
 
@@ -103,28 +99,24 @@ import Glibc
     @Test(.enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
     func aFailedRestartLeavesNoManifestForTheOldBytes() async throws {
         try await withOrigin { origin, directory in
-            let mount = directory + "/small"
-            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-            #expect(try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=6m", "tmpfs", mount]).status == 0)
-            defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: [mount]).waitUntilExit() }
-            let filler = mount + "/filler"
-            _ = FileManager.default.createFile(atPath: filler, contents: Data(count: 3 * Self.mib))
-            let bytes = randomBytes(4 * Self.mib, seed: 43)
-            // Slow enough for checkpoints to record bytes before the disk fills up.
-            origin.publish("/film.mp4", bytes, behavior: throttled(1 << 20))
-            let output = mount + "/film.mp4"
-            let full = try await vfetch(
-                ["get", origin.url("/film.mp4"), "-o", output, "-c", "4", "--checkpoint-interval", "0.1"])
-            #expect(full.status == 8, "stderr: \(full.standardError)")
-            #expect(try await savedBytes(output) ?? 0 > 0, "the first run saved something to lose")
-            let restart = try await vfetch(["get", origin.url("/film.mp4"), "-o", output, "--restart", "--preallocate"])
-            #expect(restart.status == 8, "stderr: \(restart.standardError)")
-            #expect(!exists(output + ".vfetch"), "no manifest may outlive the bytes it vouched for")
-            try FileManager.default.removeItem(atPath: filler)
-            origin.setBehavior("/film.mp4", OriginBehavior())
-            let again = try await vfetch(["get", origin.url("/film.mp4"), "-o", output])
-            #expect(again.status == 0, "stderr: \(again.standardError)")
-            #expect(try sha256(file: output) == sha256(bytes))
+            try await withSmallDisk(in: directory, size: "6m", filler: 3 * Self.mib) { mount in
+                let bytes = randomBytes(4 * Self.mib, seed: 43)
+                // Slow enough for checkpoints to record bytes before the disk fills up.
+                origin.publish("/film.mp4", bytes, behavior: throttled(1 << 20))
+                let output = mount + "/film.mp4"
+                let full = try await vfetch(
+                    ["get", origin.url("/film.mp4"), "-o", output, "-c", "4", "--checkpoint-interval", "0.1"])
+                #expect(full.status == 8, "stderr: \(full.standardError)")
+                #expect(try await savedBytes(output) ?? 0 > 0, "the first run saved something to lose")
+                let restart = try await vfetch(["get", origin.url("/film.mp4"), "-o", output, "--restart", "--preallocate"])
+                #expect(restart.status == 8, "stderr: \(restart.standardError)")
+                #expect(!exists(output + ".vfetch"), "no manifest may outlive the bytes it vouched for")
+                try FileManager.default.removeItem(atPath: mount + "/filler")
+                origin.setBehavior("/film.mp4", OriginBehavior())
+                let again = try await vfetch(["get", origin.url("/film.mp4"), "-o", output])
+                #expect(again.status == 0, "stderr: \(again.standardError)")
+                #expect(try sha256(file: output) == sha256(bytes))
+            }
         }
     }
 

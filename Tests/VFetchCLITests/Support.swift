@@ -144,3 +144,14 @@ func throttled(_ rate: Int) -> OriginBehavior {
     behavior.bytesPerSecond = rate
     return behavior
 }
+
+/// Runs `body` with a tmpfs of `size` (mount's syntax, "6m") mounted in `directory`, holding a file of
+/// `filler` bytes, and unmounts it afterwards. Needs root.
+func withSmallDisk(in directory: String, size: String, filler: Int = 0, _ body: (String) async throws -> Void) async throws {
+    let mount = directory + "/small"
+    try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+    #expect(try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mount]).status == 0)
+    defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: [mount]).waitUntilExit() }
+    if filler > 0 { _ = FileManager.default.createFile(atPath: mount + "/filler", contents: Data(count: filler)) }
+    try await body(mount)
+}
