@@ -6,21 +6,24 @@ extension Engine {
     func planPlayback(length: Int64) {
         scheduler?.playback = SegmentScheduler.Playback(
             lookahead: demand?.lookahead ?? 8 << 20, chunk: 1 << 20, windowsOnly: demand.map { $0.prefetch != .full } ?? false)
-        let start = tailStart(length: length)
-        if start < length, demand?.prefetch != ReaderDemand.Prefetch.none {
-            scheduler?.playback?.pinned.append(start..<length)
-            // Unless the request sent with the probe is about to take it.
-            if !transfers.values.contains(where: \.isTail) { scheduler?.startSoon(at: start) }
+        // The request sent with the probe takes the tail when it answers (or, failing that, `transferDone` asks).
+        if demand?.prefetch != ReaderDemand.Prefetch.none, !transfers.values.contains(where: \.isTail) {
+            fetchTail(length: length)
         }
     }
 
-    /// Where the tail that playback pins starts: the last `playbackTail` bytes, at most half the file.
-    func tailStart(length: Int64) -> Int64 { length - min(Self.playbackTail, length / 2) }
+    /// The tail the usual way: pinned, and next on a free connection.
+    func fetchTail(length: Int64) {
+        let start = length - min(Self.playbackTail, length / 2)  // at most half the file
+        guard start < length else { return }
+        scheduler?.playback?.pinned.append(start..<length)
+        scheduler?.startSoon(at: start)
+    }
 
     /// Whether to ask for the tail at t=0, beside the probe, before the length is known: for playback
     /// (`--stream`, a player cache entry that prefetches), unless an earlier run saved bytes to reuse.
     var wantsTailAtOnce: Bool {
-        guard options.stream || demand.map({ $0.prefetch != .none }) == true, options.connections > 1 else { return false }
+        guard demand.map({ $0.prefetch != .none }) ?? options.stream, options.connections > 1 else { return false }
         if case .file(let path) = destination, !options.restart, OutputFile.exists(path + ".vfetch") { return false }
         return true
     }
@@ -38,25 +41,24 @@ extension Engine {
         return bindTail(transfer)
     }
 
-    /// Makes the tail's response the holder of the end of the file if it is the bytes asked for;
-    /// otherwise stops it (and `transferDone` asks for the tail the usual way).
+    /// Makes the tail's response the holder of the end of the file if it is the bytes asked for, of the
+    /// file the probe found; otherwise stops it (a redirector may have sent it to another mirror), and
+    /// `transferDone` asks for the tail the usual way.
     func bindTail(_ transfer: Transfer) -> Bool {
         guard let remote, let length = remote.length, remote.acceptsRanges, length > Self.playbackTail else {
             transfer.abort = .stopped
             return false
         }
         let asked = (length - Self.playbackTail)..<length
-        switch ResponseVerdict.check(transfer.head, asked: asked, remote: remote) {
-        case .accept:
+        if ResponseVerdict.check(transfer.head, asked: asked, remote: remote) == .accept {
             transfer.id = scheduler?.adopt(from: asked.lowerBound, now: now)
-        case .remoteChanged(let reason):
-            fail(.remoteChanged(reason), transfer)
-            return false
-        default:
-            break
         }
-        if transfer.id == nil { transfer.abort = .stopped }
-        return transfer.id != nil
+        guard transfer.id != nil else {
+            transfer.abort = .stopped
+            return false
+        }
+        scheduler?.playback?.pinned.append(asked)
+        return true
     }
 
     /// `--stream`: once the head is on disk, the top-level boxes say exactly where an MP4's `moov` is;

@@ -91,7 +91,9 @@ extension Engine {
     /// How long `curl_multi_poll` may wait: while transfers are paused, no longer than until the
     /// bucket refills, since a paused transfer's socket does not wake the poll.
     var pollTimeout: Int {
-        guard let speedLimit, transfers.values.contains(where: { $0.pausedSince != nil }) else { return 100 }
+        guard let speedLimit, transfers.values.contains(where: { $0.pausedSince != nil && !$0.waitsForProbe }) else {
+            return 100
+        }
         return min(100, max(1, Int((speedLimit.secondsUntilAllowed * 1000).rounded(.up))))
     }
 }

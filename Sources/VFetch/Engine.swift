@@ -293,7 +293,7 @@ final class Engine {
             }
         } else if transfer.isTail {
             // It never got its segment: the tail comes the usual way.
-            if let length = remote?.length, remote?.acceptsRanges == true { scheduler?.startSoon(at: tailStart(length: length)) }
+            if let length = remote?.length, remote?.acceptsRanges == true { fetchTail(length: length) }
         } else if case .failed(let after) = outcome {
             // The probe failed before the file was known: try it again, or give up.
             probeFailures += 1

@@ -79,10 +79,11 @@ extension MP4Boxes {
         return box.range.lowerBound + (size == [0, 0, 0, 1] ? 16 : 8)
     }
 
-    /// A box's contents, past its header, when they are all present.
+    /// A box's contents, past its header, when they are all present. The boxes read here are small
+    /// (a `trun` of a long fragment reaches a few MiB); a larger size is a damaged or hostile file.
     static func contents(of box: MP4Box, read: (Int64, Int) -> [UInt8]?) -> [UInt8]? {
         guard let start = contentStart(of: box, read: read), let count = Int(exactly: box.range.upperBound - start),
-            count >= 0
+            count >= 0, count <= 16 << 20
         else { return nil }
         return read(start, count)
     }

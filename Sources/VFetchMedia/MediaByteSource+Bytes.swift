@@ -6,18 +6,20 @@ extension MediaByteSource {
     }
 
     /// Up to `count` bytes at `offset`, stopping before the first byte that is not present.
+    /// Memory grows with what is present, not with `count`, which a damaged file may make huge.
     func presentPrefix(at offset: Int64 = 0, count: Int) -> [UInt8] {
         guard offset >= 0, count > 0 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let answer = bytes.withUnsafeMutableBytes { buffer in
-                read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: min(count, 1 << 16))
+        while bytes.count < count {
+            let want = min(chunk.count, count - bytes.count)
+            let answer = chunk.withUnsafeMutableBytes { buffer in
+                read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]), at: offset + Int64(bytes.count))
             }
             guard case .bytes(let read) = answer, read > 0 else { break }
-            filled += read
+            bytes.append(contentsOf: chunk[..<read])
         }
-        return Array(bytes[..<filled])
+        return bytes
     }
 
     /// What a read at `offset` answers, reading at most one byte.

@@ -102,13 +102,17 @@ public final class MediaProbe {
     private static func timing(context: FormatContext, layout: ContainerLayout, length: Int64) -> (
         duration: Double?, bitRate: Int64?
     ) {
-        guard let mp4 = layout.mp4, mp4.fragmented else { return (context.durationSeconds, context.bitRate) }
+        guard let mp4 = layout.mp4, mp4.fragmented, !layout.isComplete else {
+            return (context.durationSeconds, context.bitRate)
+        }
+        // (The end of the last fragment, counted from media time 0: a recording whose first fragment
+        // starts later reads that much longer until it is complete.)
         if case .seconds(let seconds) = layout.movieDuration, seconds > 0 {
             // What libavformat and ffprobe give for a fragmented MP4 once they know its duration.
             let bitRate = (Double(length) * 8 / seconds).rounded(.down)
             return (seconds, bitRate < 0x1p63 ? Int64(bitRate) : nil)
         }
-        return layout.isComplete ? (context.durationSeconds, context.bitRate) : (nil, nil)
+        return (nil, nil)
     }
 
     /// Opens the format and reads stream information, turning failures into ``MediaError``.
