@@ -179,18 +179,7 @@ tbf_works() {  # the link cap can be set and removed in the new namespace
         && ip netns exec "$NS" tc qdisc del dev lo root
 }
 setup_netns vfbench "ip tc" tbf_works
-case $NO_NETNS in
-    off) NOTES+=("fallback: --no-netns, host loopback, no link cap") ;;
-    root)
-        log "NOTE: not root: using the host loopback WITHOUT the 800 Mbit/s link cap"
-        NOTES+=("fallback: not root, host loopback, no link cap") ;;
-    iproute2)
-        log "NOTE: ip/tc (iproute2) missing: using the host loopback WITHOUT the link cap"
-        NOTES+=("fallback: iproute2 missing, host loopback, no link cap") ;;
-    failed)
-        log "NOTE: network namespace / tc not usable ($NETNS_ERR): using the host loopback WITHOUT the link cap"
-        NOTES+=("fallback: netns/tc failed, host loopback, no link cap") ;;
-esac
+note_loopback "no link cap"
 
 set_cap() {  # 1 = 800 Mbit/s tbf on the namespace's lo, 0 = none
     [[ $MODE == netns ]] || return 0

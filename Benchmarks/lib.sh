@@ -152,6 +152,19 @@ setup_netns() {  # name "commands needed" [check_fn]
         NS=""
     fi
 }
+# When setup_netns fell back to the host loopback: why, on stderr and in NOTES (the report's notes).
+note_loopback() {  # [what the run goes without there, e.g. "no link cap"]
+    local why lacks=${1:+, $1}
+    case $NO_NETNS in
+        off) why="--no-netns" ;;
+        root) why="not root" ;;
+        iproute2) why="iproute2 (ip, tc) missing" ;;
+        failed) why="network namespace not usable ($NETNS_ERR)" ;;
+        *) return 0 ;;
+    esac
+    log "NOTE: $why: using the host loopback$lacks"
+    NOTES+=("$why: host loopback instead of a network namespace$lacks")
+}
 inns() { "${INNS[@]}" "$@"; }
 free_port() {  # preferred: the port in the namespace, else any free one of the host
     if [[ $MODE == netns ]]; then echo "$1"; return; fi  # a fresh namespace has every port free

@@ -152,18 +152,7 @@ log "  $((CLIP_BYTES / 1048576)) MiB, $(awk -v b="$CLIP_BYTES" -v s="$CLIP_SECON
 
 # ---------------------------------------------------------------- network namespace
 setup_netns vfplay ip
-case $NO_NETNS in
-    off) NOTES+=("--no-netns: host loopback") ;;
-    root)
-        log "NOTE: not root: using the host loopback"
-        NOTES+=("not root: host loopback instead of a network namespace") ;;
-    iproute2)
-        log "NOTE: ip (iproute2) missing: using the host loopback"
-        NOTES+=("iproute2 missing: host loopback instead of a network namespace") ;;
-    failed)
-        log "NOTE: network namespace not usable ($NETNS_ERR): using the host loopback"
-        NOTES+=("netns failed: host loopback instead of a network namespace") ;;
-esac
+note_loopback
 PORT=$(free_port 18080)
 ORIGIN="http://127.0.0.1:$PORT"
 CLIP_URL="$ORIGIN/play/clip.mp4"

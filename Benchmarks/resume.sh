@@ -66,7 +66,7 @@ tbf_works() {
     ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
 }
 setup_netns vfresume "ip tc" tbf_works
-[[ $MODE == netns ]] || log "NOTE: no network namespace ($NO_NETNS): host loopback, no link cap"
+note_loopback "no link cap"
 PORT=$(free_port 18080)
 head -c "$SIZE" /dev/urandom >"$WWW/f.bin"
 chmod 0644 "$WWW/f.bin"

@@ -34,8 +34,8 @@ import VFetch
             behavior.slowBytesPerSecond = 16 << 10
             origin.publish("/tail.bin", bytes, behavior: behavior)
             var options = DownloadOptions()
-            // At most 16 connections: the ramp never stops a transfer, and without drops only a race or
-            // a replacement asks for a segment again from where a transfer stood.
+            // At most 8 connections, under the ramp's first step of 16: the ramp never stops a transfer, and
+            // without drops only a race or a replacement asks for a segment again from where a transfer stood.
             options.connections = 8
             options.minSplitSize = 256 << 10
             let output = directory + "/tail.bin"
