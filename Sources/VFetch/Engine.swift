@@ -39,9 +39,9 @@ final class Engine {
     var fatal: DownloadError?
     var lastFailure: DownloadError?
     var fallbackReason: String?
-    /// Lowered when the server pushes back (429/503) or ranges fail; the ramp decides below it.
+    /// `--connections`, or 1 once ranges failed; the controller decides below it.
     var connectionLimit: Int
-    var ramp: ConnectionRamp?
+    var controller: ConnectionController?
     var probeFailures = 0
     var probeNotBefore = 0.0
     var connectionsOpened = 0
@@ -133,7 +133,7 @@ final class Engine {
             }
             return
         }
-        let limit = min(connectionLimit, ramp?.limit ?? connectionLimit)
+        let limit = min(connectionLimit, controller?.limit ?? connectionLimit)
         if transfers.count >= limit, let victim = scheduler?.transferToPreempt {
             scheduler?.release(victim)
             stop(victim)
@@ -183,6 +183,8 @@ final class Engine {
         guard let remote else { return false }
         switch ResponseVerdict.check(transfer.head, asked: transfer.range, remote: remote) {
         case .accept:
+            transfer.accepted = true
+            controller?.accepted(working: transfers.values.filter(\.accepted).count)
             return true
         case .rangeIgnored(let reason):
             fallbackReason = fallbackReason ?? reason
@@ -226,7 +228,8 @@ final class Engine {
         configuration.retry.maxRetries = options.retries
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
-        ramp = ConnectionRamp(maximum: connectionLimit, now: now)
+        controller = ConnectionController(.init(maximum: connectionLimit), now: now, bytesDone: resumed.count)
+        transfer.accepted = true
         if options.stream, found.acceptsRanges, let length = found.length { planPlayback(length: length) }
         events.yield(
             .started(
@@ -315,10 +318,7 @@ final class Engine {
             return nil
         case .retry(let status, let after):
             lastFailure = .httpStatus(status, url: transfer.url)
-            if status == 429 || status == 503 {
-                // The server pushes back: use fewer connections from now on.
-                connectionLimit = max(1, min(connectionLimit, transfers.count + 1) / 2)
-            }
+            if status == 429 || status == 503, refusedForConcurrency(retryAfter: after) { return .stopped }
             return .failed(retryAfter: after)
         case .expired(let status):
             guard transfer.url != url else {
@@ -347,20 +347,34 @@ final class Engine {
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_LOGIN_DENIED:
             fatal = fatal ?? .transferFailed(message)
             return nil
+        case CURLE_COULDNT_CONNECT, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR
+        where !transfer.accepted && refusedForConcurrency(retryAfter: nil):
+            // Refused or reset before an answer while other connections work: the host's connection limit.
+            return .stopped
         default:
             lastFailure = .transferFailed(message)
             return .failed(retryAfter: nil)
         }
     }
 
-    /// Follows the ramp: when extra connections did not pay, the newest ones give their segments back.
+    /// Whether a refused request met the host's connection limit (others still work), as the controller judges.
+    /// Its range then goes to a working connection without counting as a failure.
+    func refusedForConcurrency(retryAfter: Double?) -> Bool {
+        let working = transfers.values.filter(\.accepted).count
+        return controller?.refused(working: working, retryAfter: retryAfter, now: now) == true
+    }
+
+    /// Follows the controller: when it holds fewer connections, those not answered yet and then the newest
+    /// give their segments back.
     func adjustConnections() {
-        guard var ramp, !ramp.isSettled, let scheduler else { return }
+        guard var controller, let scheduler else { return }
         let delivering = transfers.values.filter(\.delivering).count
-        let limit = ramp.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
-        self.ramp = ramp
-        // The ramp weighs connections for bulk throughput; `--stream`'s tail is not one of them.
-        let extra = transfers.values.filter { !$0.isTail }.compactMap(\.id).sorted().dropFirst(limit)
+        let limit = controller.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
+        self.controller = controller
+        // The controller weighs connections for bulk throughput; `--stream`'s tail is not one of them.
+        let bulk = transfers.values.filter { !$0.isTail && $0.id != nil }
+        guard bulk.count > limit else { return }
+        let extra = bulk.sorted { ($0.accepted ? 0 : 1, $0.id!) < ($1.accepted ? 0 : 1, $1.id!) }.dropFirst(limit).compactMap(\.id)
         for id in extra {
             self.scheduler?.release(id)
             stop(id)

@@ -28,6 +28,8 @@ final class Transfer {
     var waitsForProbe = false
     var head = ResponseHead()
     var abort: Abort?
+    /// True once its response was judged to be the bytes asked for.
+    var accepted = false
     /// True once a byte of the body arrived.
     var delivering = false
     /// When it was paused (see `Engine.admit`); nil while it may receive.

@@ -1,0 +1,224 @@
+/// How many connections a download holds open: a value-type state machine that is told what the
+/// transfers do and answers with the count. Pure: the clock is an argument, so it is tested against
+/// simulated origins in milliseconds.
+///
+/// Real origins deliver in bursts: nginx's `limit_rate` sends each response's first chunk (2 MiB by
+/// default) at once and then a chunk per pause, CDNs allow a burst of several MiB, so a rate measured
+/// over less than about a second says nothing. Hence:
+/// - The first connection alone can tell one thing only: an origin that gives one connection
+///   `soloBytes` within `soloSeconds` limits nothing a burst could fake, and the count grows from 1.
+///   Otherwise `maximum` connections open at once: too many cost a little CPU, too few cost throughput.
+/// - Every count is measured over `window` seconds at least, once all its connections deliver. A step
+///   up is kept when it gains `requiredGain`; a step down when it keeps `tolerance` of the rate.
+/// - Nothing is final. A held count is probed again after `reprobeAfter` seconds (doubling while
+///   probes do not pay, up to `maxReprobeAfter`), and at once when the rate moves by `rateChange`.
+/// - A refusal (429, 503, a reset before any byte) while other transfers deliver is the host's
+///   connection limit: the count holds at what works, `Retry-After` delays the next try above it,
+///   and the refused range is not a failure.
+package struct ConnectionController: Sendable {
+    package struct Configuration: Sendable, Equatable {
+        /// `--connections`: never more.
+        package var maximum: Int
+        package var soloBytes: Int64 = 16 << 20
+        package var soloSeconds = 0.1
+        package var window = 1.0
+        package var requiredGain = 1.15
+        package var tolerance = 0.92
+        /// A step down closes this fraction of the connections.
+        package var stepDown = 0.25
+        package var reprobeAfter = 2.0
+        package var maxReprobeAfter = 16.0
+        package var rateChange = 0.3
+        /// How long a learned host limit holds before one more connection is tried (doubling, up to 64 s).
+        package var ceilingReprobeAfter = 4.0
+
+        package init(maximum: Int) { self.maximum = max(1, maximum) }
+    }
+
+    /// A count being measured; `baseline` is the count it is compared with and that count's rate.
+    struct Step: Sendable {
+        var count: Int
+        var started: Double
+        var window: (start: Double, bytes: Int64)?
+        var baseline: (count: Int, rate: Double)?
+    }
+
+    enum Phase: Sendable {
+        /// The probe alone, since `start`, with `bytes` done then.
+        case solo(start: Double, bytes: Int64)
+        case measuring(Step)
+        /// `limit` holds with `rate`; the next probe at `probeAt`.
+        case holding(rate: Double, window: (start: Double, bytes: Int64), probeAt: Double, next: Probe)
+    }
+
+    enum Probe: Sendable {
+        case up, down
+        /// Connections each carry their own limit and all are open: only a change of rate is worth a look.
+        case none
+    }
+
+    package let configuration: Configuration
+    /// The count to hold now.
+    package private(set) var limit = 1
+    /// The most concurrent transfers the host allowed; nil until it refused one.
+    package private(set) var hostCeiling: Int?
+    private var phase: Phase
+    private var reprobeAfter: Double
+    private var ceilingProbe: (at: Double, after: Double) = (0, 0)
+
+    package init(_ configuration: Configuration, now: Double, bytesDone: Int64) {
+        self.configuration = configuration
+        reprobeAfter = configuration.reprobeAfter
+        phase = .solo(start: now, bytes: bytesDone)
+        if configuration.maximum == 1 { phase = .holding(rate: 0, window: (now, bytesDone), probeAt: .infinity, next: .none) }
+    }
+
+    /// The most connections worth trying now: the user's maximum, or the host's limit.
+    private var cap: Int { min(configuration.maximum, hostCeiling ?? .max) }
+
+    /// Feeds the bytes done so far and how many transfers are receiving data; returns the count to hold.
+    package mutating func update(bytesDone: Int64, delivering: Int, now: Double) -> Int {
+        if let ceiling = hostCeiling, ceiling < configuration.maximum, now >= ceilingProbe.at, delivering >= ceiling {
+            // The host's limit may have been a moment's: try one more connection, rarely.
+            hostCeiling = ceiling + 1
+            ceilingProbe = (now + ceilingProbe.after, min(64, ceilingProbe.after * 2))
+            limit = max(limit, hostCeiling!)
+        }
+        switch phase {
+        case .solo(let start, let bytes):
+            if bytesDone - bytes >= configuration.soloBytes {
+                let rate = Double(bytesDone - bytes) / max(now - start, 1e-3)
+                measure(min(cap, 2), baseline: (1, rate), now: now)
+            } else if now - start >= configuration.soloSeconds {
+                measure(cap, baseline: nil, now: now)
+            }
+        case .measuring(var step):
+            guard let window = step.window else {
+                // Measure a count only once all its connections deliver (or it had its time to get there).
+                if delivering >= step.count || now - step.started >= configuration.window {
+                    step.window = (now, bytesDone)
+                    phase = .measuring(step)
+                }
+                return limit
+            }
+            guard now - window.start >= configuration.window else { return limit }
+            judge(step, rate: Double(bytesDone - window.bytes) / (now - window.start), bytesDone: bytesDone, now: now)
+        case .holding(let rate, let window, let probeAt, let next):
+            guard now - window.start >= configuration.window else { return limit }
+            let current = Double(bytesDone - window.bytes) / (now - window.start)
+            let moved = rate > 0 && abs(current - rate) > configuration.rateChange * rate
+            if moved { reprobeAfter = configuration.reprobeAfter }
+            if moved, current < rate / 2, limit < cap {
+                // A collapse, as when an origin starts limiting each connection under load: go wide at once.
+                measure(cap, baseline: (limit, current), now: now)
+            } else if moved || (now >= probeAt && next != .none) {
+                probe(next == .none ? .up : next, rate: current, bytesDone: bytesDone, now: now)
+            } else {
+                // Bursts make single windows noisy: the reference follows them slowly.
+                phase = .holding(rate: 0.7 * rate + 0.3 * current, window: (now, bytesDone), probeAt: probeAt, next: next)
+            }
+        }
+        return limit
+    }
+
+    /// A transfer's response was accepted while `working` transfers (itself included) have theirs.
+    /// Answers that cross a refusal can make the host look stricter than it is: this corrects it.
+    package mutating func accepted(working: Int) {
+        guard let ceiling = hostCeiling, working > ceiling else { return }
+        hostCeiling = min(configuration.maximum, working)
+        if limit == ceiling { limit = hostCeiling! }
+    }
+
+    /// A request was refused (429 or 503, or a reset before its first byte) while `working` other transfers
+    /// deliver. Returns true when that is the host's connection limit: the range goes to a working
+    /// connection, with no failure counted; false when nothing works, a real failure of the range.
+    package mutating func refused(working: Int, retryAfter: Double?, now: Double) -> Bool {
+        guard working > 0 else { return false }
+        let first = hostCeiling == nil
+        hostCeiling = min(hostCeiling ?? .max, working)
+        if first { ceilingProbe.after = configuration.ceilingReprobeAfter }
+        ceilingProbe.at = now + max(ceilingProbe.after, retryAfter ?? 0)
+        limit = min(limit, hostCeiling!)
+        if case .measuring(var step) = phase, step.count > limit {
+            // The step was never going to happen: measure what the host allows.
+            step.count = limit
+            step.window = nil
+            step.started = now
+            if let baseline = step.baseline, baseline.count >= limit { step.baseline = nil }
+            phase = .measuring(step)
+        }
+        return true
+    }
+
+    // MARK: - Private
+
+    private mutating func measure(_ count: Int, baseline: (count: Int, rate: Double)?, now: Double) {
+        limit = max(1, count)
+        phase = .measuring(Step(count: limit, started: now, baseline: baseline))
+    }
+
+    private mutating func hold(_ count: Int, rate: Double, next: Probe, bytesDone: Int64, now: Double) {
+        limit = count
+        phase = .holding(rate: rate, window: (now, bytesDone), probeAt: now + reprobeAfter, next: next)
+    }
+
+    /// Decides on a measured step.
+    private mutating func judge(_ step: Step, rate: Double, bytesDone: Int64, now: Double) {
+        guard let baseline = step.baseline else {
+            // The first count measured: hold it, then see whether fewer do as well (or more do better).
+            hold(step.count, rate: rate, next: step.count < cap ? .up : .down, bytesDone: bytesDone, now: now)
+            return
+        }
+        if step.count > baseline.count {
+            if rate >= baseline.rate * configuration.requiredGain {
+                reprobeAfter = configuration.reprobeAfter
+                if step.count < cap {
+                    measure(min(cap, step.count * 2), baseline: (step.count, rate), now: now)
+                } else {
+                    // Gaining in proportion to the count, connections share no bottleneck: fewer would be slower.
+                    let proportional = rate >= baseline.rate * Double(step.count) / Double(baseline.count) * 0.9
+                    hold(step.count, rate: rate, next: proportional ? .none : .down, bytesDone: bytesDone, now: now)
+                }
+            } else {
+                // More did not pay: back to the baseline, and next time see whether fewer do as well.
+                backOff()
+                hold(min(baseline.count, cap), rate: baseline.rate, next: .down, bytesDone: bytesDone, now: now)
+            }
+        } else {
+            if rate >= baseline.rate * configuration.tolerance {
+                reprobeAfter = configuration.reprobeAfter
+                if step.count > 1 {
+                    measure(stepDown(from: step.count), baseline: (step.count, rate), now: now)
+                } else {
+                    hold(1, rate: rate, next: .up, bytesDone: bytesDone, now: now)
+                }
+            } else {
+                backOff()
+                hold(min(baseline.count, cap), rate: baseline.rate, next: .up, bytesDone: bytesDone, now: now)
+            }
+        }
+    }
+
+    /// Tries one step from the held count: up by half when allowed, else down, unless the host's limit
+    /// is what holds the count (fewer would only be slower).
+    private mutating func probe(_ direction: Probe, rate: Double, bytesDone: Int64, now: Double) {
+        let count = limit
+        if direction == .up, count < cap {
+            measure(min(cap, max(count + 1, count * 3 / 2)), baseline: (count, rate), now: now)
+        } else if count > 1, count < hostCeiling ?? .max {
+            measure(stepDown(from: count), baseline: (count, rate), now: now)
+        } else if count < cap {
+            measure(count + 1, baseline: (count, rate), now: now)
+        } else {
+            hold(count, rate: rate, next: .none, bytesDone: bytesDone, now: now)
+        }
+    }
+
+    private func stepDown(from count: Int) -> Int {
+        max(1, min(count - 1, Int((Double(count) * (1 - configuration.stepDown)).rounded())))
+    }
+
+    private mutating func backOff() {
+        reprobeAfter = min(configuration.maxReprobeAfter, reprobeAfter * 2)
+    }
+}
