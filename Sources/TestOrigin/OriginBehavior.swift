@@ -23,6 +23,12 @@ public struct OriginBehavior: Sendable {
     public var changedBytes: [UInt8]? = nil
     /// Per-connection throttle in bytes per second (token bucket per TCP connection; nil = unthrottled).
     public var bytesPerSecond: Int? = nil
+    /// The first this many body bytes of every throttled response go out unthrottled, as nginx sends the
+    /// first `sendfile_max_chunk` of a `limit_rate` response and CDNs allow a burst. nil = none.
+    public var burstBytes: Int? = nil
+    /// At most this many responses with a body at once, as a host that limits connections per client
+    /// (nginx `limit_conn`); requests beyond get `failStatus` (and `Retry-After` when set). nil = no limit.
+    public var maxConcurrentResponses: Int? = nil
     /// Every Nth TCP connection (by accept order: N, 2N, …) is throttled to `slowBytesPerSecond` instead.
     public var slowConnectionEvery: Int? = nil
     /// The rate of the connections picked by `slowConnectionEvery`. Default 64 KiB/s.

@@ -22,6 +22,8 @@ final class OriginHandler: ChannelInboundHandler {
         var offset: Int
         /// Body bytes still allowed before the connection is cut (nil = send everything).
         var untilDrop: Int?
+        /// Bytes still to send before the throttle applies.
+        var burst: Int
         var keepAlive: Bool
     }
 
@@ -95,6 +97,7 @@ final class OriginHandler: ChannelInboundHandler {
             .head(HTTPResponseHead(version: head.version, status: status, headers: headers)))
         if plan.body != nil && plan.dropAfterBytes == 0 {
             // The drop fault at byte 0: headers, then the connection goes away.
+            if let path = plan.body?.servedPath { core.state.withLock { $0.responseEnded(path) } }
             closeAfter(context.writeAndFlush(responseHead), context: context)
             return
         }
@@ -110,7 +113,7 @@ final class OriginHandler: ChannelInboundHandler {
         }
         if let body = plan.body {
             stream = BodyStream(
-                body: body, offset: body.range.lowerBound, untilDrop: plan.dropAfterBytes,
+                body: body, offset: body.range.lowerBound, untilDrop: plan.dropAfterBytes, burst: plan.burstBytes,
                 keepAlive: head.isKeepAlive)
             pump(context: context)
         } else {
@@ -137,7 +140,10 @@ final class OriginHandler: ChannelInboundHandler {
             if let untilDrop = current.untilDrop {
                 count = min(count, untilDrop)
             }
-            if var throttle = bucket {
+            if current.burst > 0 {
+                count = min(count, current.burst)
+                current.burst -= count
+            } else if var throttle = bucket {
                 count = min(count, throttle.chunkSize)
                 let wait = throttle.take(count, now: .now())
                 bucket = throttle
@@ -159,7 +165,7 @@ final class OriginHandler: ChannelInboundHandler {
             }
             if current.untilDrop == count {
                 // The drop fault: cut the connection mid-body once these bytes are out.
-                stream = nil
+                endStream()
                 closeAfter(context.writeAndFlush(part), context: context)
                 return
             }
@@ -170,7 +176,7 @@ final class OriginHandler: ChannelInboundHandler {
             context.writeAndFlush(part, promise: nil)
         }
         guard let done = stream else { return }
-        stream = nil
+        endStream()
         finish(context: context, keepAlive: done.keepAlive)
     }
 
@@ -194,8 +200,14 @@ final class OriginHandler: ChannelInboundHandler {
         }
     }
 
-    private func stopStreaming() {
+    /// Forgets the body being written, telling the origin its response is over.
+    private func endStream() {
+        if let path = stream?.body.servedPath { core.state.withLock { $0.responseEnded(path) } }
         stream = nil
+    }
+
+    private func stopStreaming() {
+        endStream()
         wakeUp?.cancel()
         wakeUp = nil
     }

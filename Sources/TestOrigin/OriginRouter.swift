@@ -25,8 +25,10 @@ struct ResponsePlan: Sendable {
     var body: ResponseBody?
     /// Close the connection after this many body bytes instead of finishing the response.
     var dropAfterBytes: Int? = nil
-    /// Pace the body to this rate (nil = as fast as the client reads).
+    /// Pace the body to this rate (nil = as fast as the client reads)…
     var bytesPerSecond: Int? = nil
+    /// …after this many bytes sent at once.
+    var burstBytes = 0
 
     /// A short `text/plain` answer.
     static func text(_ status: Int, _ message: String) -> ResponsePlan {
@@ -109,7 +111,8 @@ extension OriginState {
         let behavior = file.behavior
         file.requestCount += 1
 
-        if file.requestCount <= behavior.failFirst {
+        let overLimit = behavior.maxConcurrentResponses.map { file.inFlight >= $0 } ?? false
+        if file.requestCount <= behavior.failFirst || (overLimit && request.method == "GET") {
             var plan = ResponsePlan.text(behavior.failStatus, "temporarily unavailable")
             if let seconds = behavior.retryAfter {
                 plan.headers.add(name: "Retry-After", value: "\(seconds)")
@@ -164,8 +167,10 @@ extension OriginState {
 
         var plan = ResponsePlan(status: status, headers: headers)
         plan.bytesPerSecond = behavior.bytesPerSecond(onConnection: request.connection)
+        if plan.bytesPerSecond != nil { plan.burstBytes = behavior.burstBytes ?? 0 }
         if !range.isEmpty && request.method == "GET" {
             plan.body = ResponseBody(bytes: file.bytes, range: range, servedPath: path)
+            file.inFlight += 1
             // Only a response the drop actually cuts short uses up one of `dropTimes`.
             if let drop = behavior.dropAfterBytes, drop < range.count, file.dropsDone < behavior.dropTimes {
                 file.dropsDone += 1

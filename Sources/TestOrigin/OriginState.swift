@@ -23,6 +23,8 @@ struct PublishedFile {
     var requestCount = 0
     /// Responses cut short so far, for `dropTimes`.
     var dropsDone = 0
+    /// Responses with a body being sent now (for `maxConcurrentResponses`).
+    var inFlight = 0
 }
 
 /// Everything the origin knows, guarded by `OriginCore.state`.
@@ -55,6 +57,7 @@ struct OriginState {
         }
         var file = PublishedFile(
             bytes: bytes, behavior: behavior, etag: etag, lastModifiedSeconds: modified, nextBytes: nextBytes)
+        file.inFlight = files[path]?.inFlight ?? 0  // responses under way go on
         if keepCounters, let previous = files[path] {
             file.servedBytes = previous.servedBytes
             file.requestCount = previous.requestCount
@@ -65,6 +68,11 @@ struct OriginState {
     }
 
     /// Counts `count` body bytes written for `path` and fires `changeAfterBytes` when due.
+    /// A response with a body for `path` ended, whole or cut short.
+    mutating func responseEnded(_ path: String) {
+        files[path]?.inFlight -= 1
+    }
+
     mutating func noteServed(_ path: String, count: Int, now: Double) {
         guard let file = files[path] else { return }
         files[path]?.servedBytes += count

@@ -20,7 +20,7 @@ package struct ConnectionController: Sendable {
         /// `--connections`: never more.
         package var maximum: Int
         package var soloBytes: Int64 = 16 << 20
-        package var soloSeconds = 0.1
+        package var soloSeconds = 0.05
         package var window = 1.0
         package var requiredGain = 1.15
         package var tolerance = 0.92
@@ -41,6 +41,8 @@ package struct ConnectionController: Sendable {
         var started: Double
         var window: (start: Double, bytes: Int64)?
         var baseline: (count: Int, rate: Double)?
+        /// What the probe did alone, when the step opened wide after it: a hint only, bursts inflate it.
+        var solo: Double? = nil
     }
 
     enum Phase: Sendable {
@@ -91,6 +93,10 @@ package struct ConnectionController: Sendable {
                 measure(min(cap, 2), baseline: (1, rate), now: now)
             } else if now - start >= configuration.soloSeconds {
                 measure(cap, baseline: nil, now: now)
+                if case .measuring(var step) = phase {
+                    step.solo = Double(bytesDone - bytes) / max(now - start, 1e-3)
+                    phase = .measuring(step)
+                }
             }
         case .measuring(var step):
             guard let window = step.window else {
@@ -105,6 +111,12 @@ package struct ConnectionController: Sendable {
             judge(step, rate: Double(bytesDone - window.bytes) / (now - window.start), bytesDone: bytesDone, now: now)
         case .holding(let rate, let window, let probeAt, let next):
             guard now - window.start >= configuration.window else { return limit }
+            guard delivering >= limit else {
+                // Fewer transfers than connections (the end of the file, a reader's window): the count is
+                // not what limits the rate now, so the rate says nothing about it.
+                phase = .holding(rate: rate, window: (now, bytesDone), probeAt: max(probeAt, now), next: next)
+                return limit
+            }
             let current = Double(bytesDone - window.bytes) / (now - window.start)
             let moved = rate > 0 && abs(current - rate) > configuration.rateChange * rate
             if moved { reprobeAfter = configuration.reprobeAfter }
@@ -165,8 +177,11 @@ package struct ConnectionController: Sendable {
     /// Decides on a measured step.
     private mutating func judge(_ step: Step, rate: Double, bytesDone: Int64, now: Double) {
         guard let baseline = step.baseline else {
-            // The first count measured: hold it, then see whether fewer do as well (or more do better).
-            hold(step.count, rate: rate, next: step.count < cap ? .up : .down, bytesDone: bytesDone, now: now)
+            // The first count measured: hold it, then see whether more do better or fewer as well, unless
+            // it carries as many times what the probe did alone: then connections share no bottleneck.
+            let proportional = step.solo.map { rate >= $0 * Double(step.count) * 0.9 } ?? false
+            let next: Probe = step.count < cap ? .up : proportional ? .none : .down
+            hold(step.count, rate: rate, next: next, bytesDone: bytesDone, now: now)
             return
         }
         if step.count > baseline.count {
@@ -199,17 +214,16 @@ package struct ConnectionController: Sendable {
         }
     }
 
-    /// Tries one step from the held count: up by half when allowed, else down, unless the host's limit
-    /// is what holds the count (fewer would only be slower).
+    /// Tries one step from the held count: up by half, or down unless the host's limit is what holds
+    /// the count (fewer would only be slower).
     private mutating func probe(_ direction: Probe, rate: Double, bytesDone: Int64, now: Double) {
         let count = limit
-        if direction == .up, count < cap {
+        switch direction {
+        case .up where count < cap:
             measure(min(cap, max(count + 1, count * 3 / 2)), baseline: (count, rate), now: now)
-        } else if count > 1, count < hostCeiling ?? .max {
+        case .down where count > 1 && count < hostCeiling ?? .max:
             measure(stepDown(from: count), baseline: (count, rate), now: now)
-        } else if count < cap {
-            measure(count + 1, baseline: (count, rate), now: now)
-        } else {
+        default:
             hold(count, rate: rate, next: .none, bytesDone: bytesDone, now: now)
         }
     }

@@ -217,11 +217,17 @@ package struct SegmentScheduler: Sendable {
             let age = now - holder.startedAt
             guard let rate = holder.rate ?? (age >= 0.5 ? Double(holder.received) / age : nil) else { return false }
             if rate <= 0 { return true }  // delivered nothing for a whole tick: stalled
-            guard let typicalRate, rate < configuration.raceFactor * typicalRate else { return false }
+            guard let typicalRate = typicalRate ?? endedMedian, rate < configuration.raceFactor * typicalRate else { return false }
             return Double(segment.remaining) / rate > configuration.raceAfterSeconds
         }.max { segments[$0].remaining < segments[$1].remaining }
         if let straggler { return start(on: straggler, now: now, isRace: true) }
         return nil
+    }
+
+    /// Before the second tick has measured anything, the median rate of three or more transfers that ended:
+    /// at the start of a download the first segments often end before a tick sees them.
+    private var endedMedian: Double? {
+        endedRates.count >= 3 ? endedRates.sorted()[endedRates.count / 2] : nil
     }
 
     /// Accounts for `count` bytes that transfer `id` just received, and says which of them to write.

@@ -1,7 +1,7 @@
 // vfetch-origin: serves files over HTTP with the test origin, for demos and manual testing.
 //
-//   vfetch-origin [--host 127.0.0.1] [--port 8080] [--rate BYTES_PER_SEC]
-//                 [--slow-every N --slow-rate BYTES_PER_SEC] FILE...
+//   vfetch-origin [--host 127.0.0.1] [--port 8080] [--rate BYTES_PER_SEC] [--burst BYTES]
+//                 [--max-concurrent N] [--slow-every N --slow-rate BYTES_PER_SEC] FILE...
 //
 // Each FILE is served at /<basename>. Prints `listening on http://HOST:PORT` once ready and
 // serves until SIGINT or SIGTERM.
@@ -23,7 +23,7 @@ struct UsageError: Error {
     var message: String
 }
 
-let usage = "usage: vfetch-origin [--host H] [--port P] [--rate B/S] [--slow-every N --slow-rate B/S] FILE..."
+let usage = "usage: vfetch-origin [--host H] [--port P] [--rate B/S] [--burst B] [--max-concurrent N] [--slow-every N --slow-rate B/S] FILE..."
 
 func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
     var options = Options()
@@ -58,6 +58,10 @@ func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
             options.port = try number(value(for: name, inline: inline), for: name, range: 0...65535)
         case "--rate":
             options.behavior.bytesPerSecond = try number(value(for: name, inline: inline), for: name)
+        case "--burst":
+            options.behavior.burstBytes = try number(value(for: name, inline: inline), for: name, range: 0...Int.max)
+        case "--max-concurrent":
+            options.behavior.maxConcurrentResponses = try number(value(for: name, inline: inline), for: name, range: 0...Int.max)
         case "--slow-every":
             slowEvery = try number(value(for: name, inline: inline), for: name)
         case "--slow-rate":

@@ -128,7 +128,7 @@ struct SimulatedOrigin {
 
     @Test func aRateThatChangesMidDownloadIsMeasuredAgain() {
         // Unlimited at first (one connection is enough), then the origin limits each connection under load.
-        let origin = SimulatedOrigin(perConnection: 200 * mib, link: 200 * mib, change: (at: 2, rate: 4 * mib))
+        let origin = SimulatedOrigin(perConnection: 400 * mib, link: 400 * mib, change: (at: 2, rate: 4 * mib))
         let run = origin.download(2048 * mib)
         #expect(run.limits.prefix(300).max()! <= 2)
         #expect(run.finalLimit == 32)
