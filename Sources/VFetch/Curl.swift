@@ -120,6 +120,30 @@ final class HeaderList {
 extension HeaderList: Sendable {}
 
 /// The libcurl multi handle: drives every transfer from one thread.
+/// What the transfers of one download share beyond the multi handle's connection cache: TLS sessions,
+/// so a new connection resumes one instead of a full handshake, and DNS answers. Used on the transfer
+/// thread only, so it needs no lock callbacks. The corresponding libcurl calls are `curl_share_init`
+/// and `curl_share_setopt(CURLSHOPT_SHARE)`.
+final class ShareHandle {
+    let raw: UnsafeMutableRawPointer
+
+    init() throws {
+        _ = Curl.initialized
+        guard let handle = curl_share_init() else { throw CurlError(code: CURLE_FAILED_INIT, call: "curl_share_init") }
+        raw = handle
+        for data in [CURL_LOCK_DATA_SSL_SESSION, CURL_LOCK_DATA_DNS] {
+            let code = ccurl_share_setopt_long(raw, CURLSHOPT_SHARE, Int(data.rawValue))
+            if code != CURLSHE_OK { throw CurlError(code: CURLE_FAILED_INIT, call: "curl_share_setopt(\(code.rawValue))") }
+        }
+    }
+
+    /// Fails (and leaks the share rather than free it under a handle) while an easy handle still uses it.
+    deinit { curl_share_cleanup(raw) }
+}
+
+@available(*, unavailable)
+extension ShareHandle: Sendable {}
+
 final class MultiHandle {
     let raw: UnsafeMutableRawPointer
 

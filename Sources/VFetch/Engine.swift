@@ -15,6 +15,7 @@ final class Engine {
     /// The player cache's readers, when the download serves them.
     let demand: ReaderDemand?
     let multi: MultiHandle
+    let share: ShareHandle
     let requestHeaders: HeaderList
     let started = ContinuousClock.now
 
@@ -64,6 +65,7 @@ final class Engine {
         self.events = events
         self.signal = signal
         multi = try MultiHandle()
+        share = try ShareHandle()
         requestURL = url
         connectionLimit = max(1, options.connections)
         requestHeaders = HeaderList(requestsFor: options)
@@ -161,6 +163,7 @@ final class Engine {
         let headers = transfer.isProbe ? requestHeaders : segmentHeaders ?? requestHeaders
         try easy.configure(url: transfer.url, options: options, headers: headers)
         try easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
+        try easy.set(CURLOPT_SHARE, pointer: share.raw)
         // The probe asks for `0-` so its 206 tells range support and length, and its body is kept.
         if transfer.isProbe {
             try easy.set(CURLOPT_RANGE, "0-")
