@@ -1,34 +1,52 @@
 #!/usr/bin/env bash
 # End-to-end throughput benchmark: vfetch against aria2c, axel, curl and wget.
 #
-# A local nginx (Debian's package) serves random files with per-connection
-# rate limits.  As root it runs in a throw-away network namespace whose
-# loopback carries an 800 Mbit/s token-bucket link cap; all clients run in the
-# same namespace.  Without root (or when the namespace cannot be created) it
-# falls back to the host's loopback without the link cap and says so.
+# A local nginx (Debian's package, in Debian's default configuration plus only
+# the throttling each scenario names: see nginx.conf.in) serves random files.
+# As root it runs in a throw-away network namespace whose loopback carries an
+# 800 Mbit/s token-bucket link cap; all clients run in the same namespace.
+# Without root (or when the namespace cannot be created) it falls back to the
+# host's loopback without the link cap and says so.
+#
+# Scenarios (sizes without / with --quick; "cap": the 800 Mbit/s link cap):
+#   cdn          256 / 64 MiB, 4 MiB/s per connection, cap
+#   uneven       256 / 64 MiB, 1 connection in 5 (serial numbers ending in 0
+#                or 5) at 512 KiB/s, the others at 4 MiB/s, cap
+#   limited      256 / 64 MiB, 4 MiB/s per connection and at most 4
+#                connections per client address (nginx limit_conn; 503
+#                beyond), cap; peers: aria2c -x4 (aria2c-x4) and aria2c -x16
+#   h2           256 / 64 MiB over HTTPS + HTTP/2 (self-signed certificate made
+#                at run time), 4 MiB/s per request (= per stream), cap;
+#                vfetch (--cacert), aria2c -x16 (HTTP/1.1 over TLS) and curl
+#   unthrottled  1 GiB / 256 MiB, no rate limit, no cap
+#   small        2 MiB, as cdn
+#   huge         vfetch's memory over a 4 GiB file (quick: 1 GiB) at
+#                4 MiB/s per connection, no cap; only vfetch runs there
 #
 # Usage: Benchmarks/e2e.sh [options]
-#   --quick              64 MiB instead of 256 MiB, 256 MiB instead of 1 GiB, 1 rep
-#   --reps N             repetitions per scenario and tool (default 3, quick 1)
-#   --scenario NAME      cdn | uneven | unthrottled | small | huge (repeatable or
-#                        comma-separated; default: all five).  huge is vfetch's
-#                        memory over a 4 GiB file at 32 x 4 MiB/s, no link cap
-#                        (quick: 1 GiB); only vfetch runs there
-#   --tools LIST         comma-separated subset of vfetch,aria2c,axel,curl,wget (default),
-#                        and vfetch-nocp (vfetch without periodic checkpoints)
+#   --quick              the smaller sizes above, 1 rep
+#   --reps N             repetitions per scenario and tool (default 5, quick 1)
+#   --scenario NAME      one of the scenarios above (repeatable or
+#                        comma-separated; default: all of them)
+#   --tools LIST         comma-separated subset of vfetch,aria2c,aria2c-x4,axel,curl,wget
+#                        (default), and vfetch-nocp (vfetch without periodic
+#                        checkpoints).  Each scenario runs the listed tools it
+#                        has: aria2c-x4 only in limited; in h2 vfetch, aria2c
+#                        and curl; in huge vfetch only
 #   --timeout SEC        per-run time limit (default: derived from size and rate)
 #   --vfetch-args ARGS   extra arguments appended to the vfetch command (e.g. "-c 8")
 #   --no-netns           force the plain-loopback fallback (no link cap)
 #   -h, --help           this text
 #
 # vfetch is taken from $VFETCH, else <repo>/.build/release/vfetch; when it is
-# missing it is skipped.  E2E_NGINX_CHUNK overrides nginx's sendfile_max_chunk
-# in the throttled locations (default 128k; nginx's own default is 2m).
+# missing it is skipped.
 # Results: Benchmarks/results/e2e-<date>.md, .csv (raw runs), .access.log
 # (nginx's log of the runs), .events/ (vfetch's `--json` progress lines, one
 # file per run) and -throughput-<scenario>.png (with matplotlib, by plots.py).
-# Needs: bash >= 5, nginx >= 1.17, python3, /usr/bin/time (GNU), coreutils,
-# iproute2 (ip, tc) for the namespace; matplotlib for the plots.
+# Needs: bash >= 5, nginx >= 1.17 (for h2 with the http_ssl and http_v2
+# modules, as Debian's `nginx` package has them), openssl (h2), python3,
+# /usr/bin/time (GNU), coreutils, iproute2 (ip, tc) for the namespace;
+# matplotlib for the plots.
 set -euo pipefail
 export LC_ALL=C
 
@@ -42,13 +60,11 @@ readonly LINK_RATE=800mbit          # tc tbf rate
 readonly LINK_BPS=800000000         # the same in bit/s (tc: 1mbit = 10^6 bit)
 readonly TBF_BURST=256kb            # bucket size (tc: 1kb = 1024 bytes)
 readonly TBF_LATENCY=100ms          # max queueing delay; sets the queue limit
-readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/ and /uneven/
-# sendfile_max_chunk in the throttled locations (see nginx.conf.in)
-NGINX_CHUNK=${E2E_NGINX_CHUNK:-128k}
-[[ $NGINX_CHUNK =~ ^[0-9]+[km]?$ ]] || { echo "e2e.sh: bad E2E_NGINX_CHUNK" >&2; exit 2; }
-readonly ALL_SCENARIOS=(cdn uneven unthrottled small huge)
-readonly ALL_TOOLS=(vfetch aria2c axel curl wget vfetch-nocp)
-readonly DEFAULT_TOOLS=(vfetch aria2c axel curl wget)
+readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/, /uneven/, /limited/ and /h2/
+readonly ALL_SCENARIOS=(cdn uneven limited h2 unthrottled small huge)
+readonly ALL_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget vfetch-nocp)
+readonly DEFAULT_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget)
+DEFAULT_REPS=5   # medians of 5 (lib.sh: check_common_options)
 
 # ---------------------------------------------------------------- options
 SCENARIOS=()
@@ -90,13 +106,23 @@ fi
 SMALL=$((2 * MIB))
 
 scenario_size() {
-    case $1 in cdn|uneven) echo "$MEDIUM" ;; unthrottled) echo "$LARGE" ;; small) echo "$SMALL" ;; huge) echo "$HUGE" ;; esac
+    case $1 in cdn|uneven|limited|h2) echo "$MEDIUM" ;; unthrottled) echo "$LARGE" ;; small) echo "$SMALL" ;; huge) echo "$HUGE" ;; esac
 }
 scenario_location() {
-    case $1 in cdn|small|huge) echo cdn ;; uneven) echo uneven ;; unthrottled) echo fast ;; esac
+    case $1 in cdn|small|huge) echo cdn ;; uneven) echo uneven ;; limited) echo limited ;; h2) echo h2 ;; unthrottled) echo fast ;; esac
 }
 scenario_capped() {
     case $1 in unthrottled|huge) echo 0 ;; *) echo 1 ;; esac
+}
+scenario_tools() {  # the tools a scenario runs (of those selected)
+    local peers
+    case $1 in
+        limited) peers="aria2c-x4 aria2c" ;;
+        h2) peers="aria2c curl" ;;
+        huge) peers="" ;;             # vfetch's memory only
+        *) peers="aria2c axel curl wget" ;;
+    esac
+    echo "vfetch vfetch-nocp $peers"
 }
 scenario_timeout() {  # per-run limit in seconds
     local size; size=$(scenario_size "$1")
@@ -112,14 +138,14 @@ scenario_timeout() {  # per-run limit in seconds
 NOTES=()
 ACTIVE_TOOLS=()
 for t in "${TOOLS[@]}"; do
-    if [[ $t == vfetch || $t == vfetch-nocp ]]; then
+    if [[ $t == vfetch* ]]; then
         if [[ -x $VFETCH_BIN ]]; then
             ACTIVE_TOOLS+=("$t")
         else
             log "NOTE: vfetch binary not found at ${VFETCH_BIN#"$REPO_ROOT"/} (set \$VFETCH or run 'swift build -c release'); skipping vfetch"
             NOTES+=("vfetch skipped: binary not found (${VFETCH_BIN#"$REPO_ROOT"/})")
         fi
-    elif command -v "$t" >/dev/null 2>&1; then
+    elif command -v "${t%%-*}" >/dev/null 2>&1; then   # aria2c-x4 is aria2c
         ACTIVE_TOOLS+=("$t")
     else
         log "NOTE: $t not installed; skipping it"
@@ -127,32 +153,72 @@ for t in "${TOOLS[@]}"; do
     fi
 done
 ((${#ACTIVE_TOOLS[@]})) || die "no tool to run"
+sc_tools() {  # scenario: the active tools it runs, in --tools order
+    local t
+    for t in "${ACTIVE_TOOLS[@]}"; do
+        if [[ " $(scenario_tools "$1") " == *" $t "* ]]; then echo "$t"; fi
+    done
+}
+_s=()
+for s in "${SCENARIOS[@]}"; do
+    if [[ -n $(sc_tools "$s") ]]; then
+        _s+=("$s")
+    else
+        log "NOTE: $s skipped: none of the selected tools runs in it (it runs: $(scenario_tools "$s"))"
+        NOTES+=("$s skipped: none of the selected tools runs in it")
+    fi
+done
+((${#_s[@]})) || die "no scenario to run with these tools"
+SCENARIOS=("${_s[@]}")
 
 find_nginx
+# h2 needs nginx's http_ssl and http_v2 modules (Debian's `nginx` package has
+# them) and openssl for the certificate
+if [[ " ${SCENARIOS[*]} " == *" h2 "* ]]; then
+    why=""
+    nginx_has_h2 || why="this nginx lacks --with-http_ssl_module or --with-http_v2_module (nginx -V); install Debian's nginx package"
+    command -v openssl >/dev/null || why="openssl not found"
+    if [[ -n $why ]]; then
+        log "NOTE: h2 skipped: $why"
+        NOTES+=("h2 skipped: $why")
+        _s=(); for s in "${SCENARIOS[@]}"; do [[ $s == h2 ]] || _s+=("$s"); done
+        SCENARIOS=("${_s[@]}")
+        ((${#SCENARIOS[@]})) || die "no scenario to run"
+    fi
+fi
 [[ -x /usr/bin/time ]] || die "/usr/bin/time not found (apt-get install time)"
 command -v python3 >/dev/null || die "python3 not found"
 command -v timeout >/dev/null || die "timeout (coreutils) not found"
 
-# The command line for one download.  Sets CMD (array).
-tool_cmd() {  # tool url outdir outname
-    local tool=$1 url=$2 dir=$3 name=$4
+# The command line for one download.  Sets CMD (array).  With a CA file (the
+# h2 scenario's self-signed certificate) each tool gets its own option for it.
+# aria2c and aria2c-x4 run with aria2's own retry defaults: against /limited/
+# aria2c -x16 finishes without any retry option (the connections nginx answers
+# with 503 are dropped and the others, keep-alive, fetch their pieces), so it
+# runs as a user would run it; --max-tries=0 --retry-wait=1 would make it
+# retry the 503s every second (and finish a little sooner, on fresh per-request
+# bursts), which is aria2 told about the host rather than aria2's defaults.
+tool_cmd() {  # tool url outdir outname [cafile]
+    local tool=$1 url=$2 dir=$3 name=$4 ca=${5:-}
+    local extra=() cacert=() cacertificate=()
+    if [[ -n $ca ]]; then cacert=(--cacert "$ca"); cacertificate=("--ca-certificate=$ca"); fi
     case $tool in
         vfetch)
-            local extra=()
             [[ -n $VFETCH_ARGS ]] && read -r -a extra <<<"$VFETCH_ARGS"
-            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json "${extra[@]}") ;;
+            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json "${cacert[@]}" "${extra[@]}") ;;
         vfetch-nocp)  # vfetch without periodic checkpoints: what checkpointing costs
-            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json --checkpoint-interval 0) ;;
-        aria2c) CMD=(aria2c -x16 -s16 -k1M --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;
+            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json --checkpoint-interval 0 "${cacert[@]}") ;;
+        aria2c)    CMD=(aria2c -x16 -s16 -k1M "${cacertificate[@]}" --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;
+        aria2c-x4) CMD=(aria2c -x4 -s4 -k1M "${cacertificate[@]}" --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;
         axel)   CMD=(axel -q -n 16 -o "$dir/$name" "$url") ;;
-        curl)   CMD=(curl -s -o "$dir/$name" "$url") ;;
-        wget)   CMD=(wget -q -O "$dir/$name" "$url") ;;
+        curl)   CMD=(curl -s "${cacert[@]}" -o "$dir/$name" "$url") ;;
+        wget)   CMD=(wget -q "${cacertificate[@]}" -O "$dir/$name" "$url") ;;
     esac
 }
-tool_cmd_display() {  # the same with placeholders, for the report
+tool_cmd_display() {  # tool [CERT]: the same with placeholders, for the report
     local tool=$1 shown
-    tool_cmd "$tool" URL DIR NAME
-    CMD[0]=$tool
+    tool_cmd "$tool" URL DIR NAME "${2:-}"
+    CMD[0]=${CMD[0]##*/}
     shown=$(printf '%q ' "${CMD[@]}")
     shown=${shown% }
     printf '%s' "${shown//DIR\/NAME/OUT}"
@@ -192,6 +258,19 @@ tc_stats() { if [[ $MODE == netns ]]; then inns tc -s qdisc show dev lo | tr -s 
 
 PORT=$(free_port 18080)
 BASE_URL="http://127.0.0.1:$PORT"
+TLS_PORT=""
+if [[ " ${SCENARIOS[*]} " == *" h2 "* ]]; then
+    TLS_PORT=$(free_port 18443)
+    while [[ $TLS_PORT == "$PORT" ]]; do TLS_PORT=$(free_port 18443); done
+fi
+scenario_url() {  # scenario file
+    if [[ $1 == h2 ]]; then
+        echo "https://127.0.0.1:$TLS_PORT/h2/$2"
+    else
+        echo "$BASE_URL/$(scenario_location "$1")/$2"
+    fi
+}
+CA_FILE=""   # set by start_nginx's certificate when there is an h2 scenario
 
 # ---------------------------------------------------------------- files
 declare -A FILE_OF=() SHA_OF=()
@@ -206,7 +285,8 @@ for sz in $(printf '%s\n' "${!NEED_SIZES[@]}" | sort -n); do
 done
 
 # ---------------------------------------------------------------- nginx
-start_nginx "$PORT" "$NGINX_CHUNK"
+start_nginx "$PORT" "$TLS_PORT"
+[[ -n $TLS_PORT ]] && CA_FILE="$RUN/tls/cert.pem"
 
 # ---------------------------------------------------------------- measurement
 TIME_FMT='%e %U %S %M'
@@ -228,7 +308,9 @@ measure_wrapper measure 5 /dev/null
 
 # link probe: one unthrottled curl through /fast/ with and without the cap
 if [[ $MODE == netns ]] && command -v curl >/dev/null; then
-    if [[ " ${SCENARIOS[*]} " == *" cdn "* || " ${SCENARIOS[*]} " == *" uneven "* || " ${SCENARIOS[*]} " == *" small "* ]]; then
+    any_capped=0
+    for s in "${SCENARIOS[@]}"; do [[ $(scenario_capped "$s") == 1 ]] && any_capped=1; done
+    if ((any_capped)); then
         for cap in 1 0; do
             set_cap "$cap"
             measure 60 "$TMP/probe.log" curl -s -A e2e-harness -o "$OUT/probe" "$BASE_URL/fast/${FILE_OF[$MEDIUM]}"
@@ -254,16 +336,23 @@ meta_common
 for t in aria2c axel curl wget; do
     command -v "$t" >/dev/null && meta version "$t" "$(ver "$t" --version)"
 done
+[[ -n $CA_FILE ]] && meta version openssl "$(ver openssl version)"
 if [[ " ${ACTIVE_TOOLS[*]} " == *" vfetch "* ]]; then
     vv=$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1) || vv=""
     meta version vfetch "${vv:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
 fi
 meta version bash "$BASH_VERSION"
 meta link "$LINK_RATE" "$LINK_BPS" "$TBF_BURST" "$TBF_LATENCY"
-meta chunk "$NGINX_CHUNK"
 meta wrapper_ms "$WRAP_MS"
 meta base_url "$BASE_URL"
+[[ -n $TLS_PORT ]] && meta tls_url "https://127.0.0.1:$TLS_PORT"
+# the commands: over http, and (h2) over https with the certificate as CA file
 for t in "${ACTIVE_TOOLS[@]}"; do meta command "$t" "$(tool_cmd_display "$t")"; done
+if [[ -n $CA_FILE ]]; then
+    for t in $(scenario_tools h2); do
+        [[ " ${ACTIVE_TOOLS[*]} " == *" $t "* ]] && meta command_h2 "$t" "$(tool_cmd_display "$t" CERT)"
+    done
+fi
 meta_wrapper "/usr/bin/time -f '$TIME_FMT' -o T "
 meta events "$(basename "$EVENTS_DIR")"
 for n in "${NOTES[@]}"; do meta note "$n"; done
@@ -272,13 +361,15 @@ echo "scenario,size_bytes,location,capped,rep,order,tool,exit_code,status,wall_s
 
 # ---------------------------------------------------------------- runs
 FAILED=0
-NT=${#ACTIVE_TOOLS[@]}
 for sc in "${SCENARIOS[@]}"; do
     size=$(scenario_size "$sc"); loc=$(scenario_location "$sc"); capped=$(scenario_capped "$sc")
     tmo=$(scenario_timeout "$sc")
     [[ $MODE == netns ]] || capped=0
     file=${FILE_OF[$size]}; sha=${SHA_OF[$size]}
-    url="$BASE_URL/$loc/$file"
+    url=$(scenario_url "$sc" "$file")
+    ca=""; [[ $sc == h2 ]] && ca=$CA_FILE
+    mapfile -t SC_TOOLS < <(sc_tools "$sc")
+    NT=${#SC_TOOLS[@]}
     set_cap "$capped"
     meta scenario "$sc" "$size" "/$loc/" "$capped" "$tmo"
     # untimed warm-up: one unthrottled download of the same file into the same
@@ -288,13 +379,12 @@ for sc in "${SCENARIOS[@]}"; do
         clean_out
     fi
     log ""
-    log "== $sc: $((size / MIB)) MiB via /$loc/, link cap: $([[ $capped == 1 ]] && echo "$LINK_RATE" || echo none), $REPS rep(s), limit ${tmo}s per run"
+    log "== $sc: $((size / MIB)) MiB via ${url%/*}/, link cap: $([[ $capped == 1 ]] && echo "$LINK_RATE" || echo none), $REPS rep(s), limit ${tmo}s per run"
     for ((rep = 1; rep <= REPS; rep++)); do
         for ((k = 0; k < NT; k++)); do
-            tool=${ACTIVE_TOOLS[$(((k + rep - 1) % NT))]}   # rotate the start tool per rep
-            [[ $sc == huge && $tool != vfetch* ]] && continue  # huge measures vfetch's memory only
+            tool=${SC_TOOLS[$(((k + rep - 1) % NT))]}   # rotate the start tool per rep
             clean_out
-            tool_cmd "$tool" "$url" "$OUT" dl.bin
+            tool_cmd "$tool" "$url" "$OUT" dl.bin "$ca"
             measure "$tmo" "$TMP/tool.log" "${CMD[@]}"
             read -r t_wall t_user t_sys t_rss <<<"$R_TIME"
             status=$(status_of "$R_RC")
@@ -314,7 +404,7 @@ for sc in "${SCENARIOS[@]}"; do
                 grep '^{' "$TMP/tool.log" >"$EVENTS_DIR/$sc-$tool-rep$rep.jsonl" || true
             fi
             echo "$sc,$size,/$loc/,$capped,$rep,$k,$tool,$R_RC,$status,$R_WALL,$t_wall,$t_user,$t_sys,$t_rss,$R_T0,$R_T1,$sha_ok" >>"$CSV"
-            printf '   rep %d/%d  %-7s %8.2f s %8.1f MiB/s  cpu %6.2f s  rss %6.1f MiB  %s\n' \
+            printf '   rep %d/%d  %-11s %8.2f s %8.1f MiB/s  cpu %6.2f s  rss %6.1f MiB  %s\n' \
                 "$rep" "$REPS" "$tool" "$R_WALL" "$(awk -v s="$size" -v w="$R_WALL" 'BEGIN {print s / 1048576 / w}')" \
                 "$(awk -v u="$t_user" -v s="$t_sys" 'BEGIN {print u + s}')" "$(awk -v r="$t_rss" 'BEGIN {print r / 1024}')" \
                 "$status" >&2

@@ -23,14 +23,22 @@ from report_common import (  # noqa: E402
     write_report)
 
 SLOW_RATE = 512 * 1024  # bytes/s, the slow rate of /uneven/ in nginx.conf.in
+SLOW_EVERY = 5          # /uneven/: serial numbers divisible by 5 (ending in 0 or 5) are slow
 
+# The named peers each scenario's ratios are taken against; CPU ratios too
+# where the scenario names them; the link-limit ratio where it is named.
+PEERS = {"cdn": ["aria2c"], "uneven": ["aria2c"], "limited": ["aria2c-x4", "aria2c"],
+         "h2": ["aria2c"], "unthrottled": ["curl"], "small": ["aria2c"]}
+CPU_RATIO = {"h2", "unthrottled"}
+LINK_RATIO = {"cdn"}
 
 HARNESS_UA = "e2e-harness"  # user agent of e2e.sh's own probe/warm-up downloads
-LOG_RE = re.compile(r'^(\S+) (\d+) \d+ \d+ \d+ \S+ (\d*) (\S+) "[^"]*" "(.*)"$')
+# the "bench" log format; the protocol at the end is missing in older logs
+LOG_RE = re.compile(r'^(\S+) (\d+) \d+ (\d+) \d+ \S+ (\d*) (\S+) "[^"]*" "(.*)"(?: (\S+))?$')
 
 
 def parse_access_log(path):
-    """Returns (msec, connection, limit_rate, uri) per logged client request."""
+    """Returns (msec, connection, status, limit_rate, uri, protocol) per logged client request."""
     out = []
     try:
         f = open(path, encoding="utf-8", errors="replace")
@@ -39,35 +47,51 @@ def parse_access_log(path):
     with f:
         for line in f:
             m = LOG_RE.match(line.rstrip("\n"))
-            if not m or m.group(5) == HARNESS_UA:
+            if not m or m.group(6) == HARNESS_UA:
                 continue
             try:
-                out.append((float(m.group(1)), int(m.group(2)), int(m.group(3) or 0), m.group(4)))
+                out.append((float(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4) or 0), m.group(5),
+                            m.group(7) or ""))
             except ValueError:
                 continue
     return out
 
 
-def assign_requests(runs, requests, slack=2.0):
-    """Maps each logged request to the run during which it ended.
+class RunLog:
+    """What nginx logged during one run."""
 
-    Returns {run index: (set of connections, set of slow connections)}.
-    """
+    def __init__(self):
+        self.conns = set()   # connection serial numbers
+        self.slow = set()    # of those, the slow ones in /uneven/
+        self.n503 = 0        # requests answered with 503 (limit_conn)
+        self.protos = set()  # $server_protocol values
+
+
+def assign_requests(runs, requests, slack=2.0):
+    """Maps each logged request to the run during which it ended: {run index: RunLog}."""
     order = sorted(range(len(runs)), key=lambda i: runs[i]["t0"])
     starts = [runs[i]["t0"] for i in order]
-    res = defaultdict(lambda: (set(), set()))
-    for msec, conn, rate, uri in requests:
+    res = defaultdict(RunLog)
+    for msec, conn, status, rate, uri, proto in requests:
         j = bisect.bisect_right(starts, msec) - 1
         if j < 0:
             continue  # probes before the first run
         i = order[j]
         if msec > runs[i]["t1"] + slack:
             continue
-        conns, slow = res[i]
-        conns.add(conn)
+        rl = res[i]
+        rl.conns.add(conn)
+        if status == 503:
+            rl.n503 += 1
+        if proto:
+            rl.protos.add(proto)
         if uri.startswith("/uneven/") and 0 < rate <= SLOW_RATE:
-            slow.add(conn)
+            rl.slow.add(conn)
     return res
+
+
+def ratio(a, b):
+    return a / b if not (isnan(a) or isnan(b) or b == 0) else math.nan
 
 
 def fmt_int_or_half(x):
@@ -122,14 +146,17 @@ def main():
     else:
         w("- Network: **fallback: host loopback, NO link cap** (not root or no netns); "
           "the link-limit ratio is not shown")
-    w("- Server: nginx, 1 worker, sendfile on, keepalive_requests 1000000, files on "
-      f"{meta.get('tmpfs', 'tmpfs')} (outputs too); `sendfile_max_chunk {meta.get('chunk', '?')}` "
-      "in the throttled locations (the first write of each response, at most one chunk, is not delayed)")
-    w("- Per-connection limits (nginx `limit_rate`, per request): `/cdn/` 4 MiB/s; "
-      "`/uneven/` 512 KiB/s for every connection whose serial number `$connection` is divisible by 8 "
-      "(exactly 1 in 8, by a decimal regex in a `map`), 4 MiB/s for the others; `/fast/` unlimited. "
-      "The serial counter is global (all tools, probes and health checks), so *which* of a tool's "
-      "connections are slow varies from run to run")
+    w("- Server: nginx in Debian's default configuration (`worker_processes auto`, `worker_connections 768`, "
+      "`sendfile on`, `tcp_nopush on`, mime.types, gzip on; keep-alive, `tcp_nodelay` and `sendfile_max_chunk` "
+      "at nginx's defaults: 75 s, 1000 requests, on, 2 MiB) plus only the throttling each scenario names; "
+      f"files on {meta.get('tmpfs', 'tmpfs')} (outputs too). With `limit_rate`, the first write of each "
+      "response (up to 2 MiB) is not delayed, as real origins burst before their cap")
+    w("- Throttling (nginx `limit_rate`, per request: per connection over HTTP/1.1, per stream over HTTP/2): "
+      "`/cdn/` 4 MiB/s; `/uneven/` 512 KiB/s for every connection whose serial number `$connection` "
+      "ends in 0 or 5 (exactly 1 in 5, by a `map`), 4 MiB/s for the others; `/limited/` 4 MiB/s and "
+      "`limit_conn` 4 per client address (503 beyond); `/h2/` (HTTPS, HTTP/2 by ALPN, self-signed "
+      "RSA-2048 certificate made at run time) 4 MiB/s; `/fast/` unlimited. The serial counter is global "
+      "(all tools, probes and health checks), so *which* of a tool's connections are slow varies from run to run")
     for p in metas.get("probe", []):
         cap, size, wall = p[0] == "1", int(p[1]), float(p[2])
         w(f"- Link probe: `curl` of {size // MIB} MiB via `/fast/` "
@@ -137,13 +164,14 @@ def main():
              if cap else f"without cap: {size / MIB / wall:.1f} MiB/s"))
     w(f"- Each run: `{meta.get('wrapper', '')}`; wall time from timestamps around that "
       f"(includes ~{meta.get('wrapper_ms', '?')} ms wrapper start-up, measured with `true`); "
-      "CPU = user+sys and peak RSS from GNU time (tool process tree)")
+      "CPU = user+sys and peak RSS from GNU time (tool process tree; not nginx's)")
     w(f"- Repetitions: {meta.get('reps', '?')} per tool and scenario, tools interleaved "
       "(rep 1: all tools, rep 2: all tools, …; the starting tool rotates per rep); "
       "statistics are medians over successful runs (range in brackets)")
-    w(f"- URL: `{meta.get('base_url', '')}/<location>/f-<size>.bin`; every download is checked "
-      "against the SHA-256 of the generated random file, then deleted; before each scenario one "
-      "untimed `curl` download of its file via `/fast/` warms the tmpfs")
+    w(f"- URL: `{meta.get('base_url', '')}/<location>/f-<size>.bin`"
+      + (f" (h2: `{meta.get('tls_url')}/h2/f-<size>.bin`)" if meta.get("tls_url") else "")
+      + "; every download is checked against the SHA-256 of the generated random file, then deleted; "
+      "before each scenario one untimed `curl` download of its file via `/fast/` warms the tmpfs")
     if meta.get("events"):
         w(f"- vfetch runs with `--json`: one progress line per 100 ms on stdout, into a file on "
           f"{meta.get('tmpfs', 'tmpfs')} with the rest of its output; afterwards copied to "
@@ -153,11 +181,16 @@ def main():
     for n in metas.get("note", []):
         w(f"- Note: {n[0]}")
     w("")
-    w("Commands (`URL`, `OUT`, `DIR`/`NAME` filled in per run):")
+    w("Commands (`URL`, `OUT`, `DIR`/`NAME` filled in per run; the tool names in the tables are "
+      "`aria2c` for `aria2c -x16` and `aria2c-x4` for `aria2c -x4`):")
     w("")
     w("```")
     for c in metas.get("command", []):
         w(c[1])
+    if metas.get("command_h2"):
+        w("# h2 (CERT: the self-signed certificate)")
+        for c in metas.get("command_h2", []):
+            w(c[1])
     w("```")
 
     scen_meta = {s[0]: s for s in metas.get("scenario", [])}
@@ -167,6 +200,7 @@ def main():
         if r["scenario"] not in scenarios:
             scenarios.append(r["scenario"])
 
+    summary = []  # (scenario, vfetch stats, peer, peer stats, link-limit time or None)
     for sc in scenarios:
         sr = [r for r in runs if r["scenario"] == sc]
         size = sr[0]["size"]
@@ -188,10 +222,7 @@ def main():
         for t in tools:
             tr = [r for r in sr if r["tool"] == t]
             ok = [r for r in tr if r["status"] == "ok"]
-            idx = [r["i"] for r in tr]
-            ok_idx = [r["i"] for r in ok]
-            conns = [len(per_run[i][0]) for i in ok_idx if i in per_run]
-            slow = [len(per_run[i][1]) for i in idx if i in per_run]
+            logs = [per_run[r["i"]] for r in ok if r["i"] in per_run]
             walls = [r["wall"] for r in ok]
             stats[t] = {
                 "n": len(tr),
@@ -205,27 +236,37 @@ def main():
                 "rss": med([r["rss"] for r in ok]),
                 "sha_ok": sum(r["sha_ok"] for r in tr),
                 "sha_bad": sum(r["status"] == "sha_mismatch" for r in tr),
-                "conns": med([float(c) for c in conns]),
-                "slow": sum(slow),
+                "conns": med([float(len(x.conns)) for x in logs]),
+                "n503": med([float(x.n503) for x in logs]),
+                "protos": sorted(set().union(*[x.protos for x in logs])) if logs else [],
+                "slow": sum(len(per_run[r["i"]].slow) for r in tr if r["i"] in per_run),
             }
             for r in tr:
                 if r["status"] != "ok":
                     stats[t]["fail"][r["status"]] += 1
-        peers = [s["wall"] for t, s in stats.items() if not t.startswith("vfetch") and s["ok"]]
-        best = min(peers) if peers else math.nan
-        best_tool = next((t for t, s in stats.items() if not t.startswith("vfetch") and s["ok"] and s["wall"] == best), None)
-        hdr = ["tool", "runs OK", "wall s (min–max)", "MiB/s", "CPU s", "peak RSS MiB",
-               "× best peer" + (f" ({best_tool})" if best_tool else ""),
-               "× link limit", "conns/run", "slow conns (all runs)" if sc == "uneven" else None, "SHA OK"]
-        hdr = [h for h in hdr if h is not None]
+        peers = [p for p in PEERS.get(sc, []) if p in stats]
+        show_link = sc in LINK_RATIO and limit_t is not None
+        hdr = ["tool", "runs OK", "wall s (min–max)", "MiB/s", "CPU s", "peak RSS MiB"]
+        for p in peers:
+            hdr.append(f"× {p} wall")
+            if sc in CPU_RATIO:
+                hdr.append(f"× {p} CPU")
+        if show_link:
+            hdr.append("× link limit")
+        hdr.append("conns/run")
+        if sc == "limited":
+            hdr.append("503s/run")
+        if sc == "uneven":
+            hdr.append("slow conns (all runs)")
+        if sc == "h2":
+            hdr.append("protocol")
+        hdr.append("SHA OK")
         w(md_row(hdr))
         w(md_rule("l" + "r" * (len(hdr) - 1)))
         for t in tools:
             s = stats[t]
             runs_ok = runs_ok_cell(s["ok"], s["n"], s["fail"])
             wall = med_range(s["walls"], 3 if s["wmax"] < 1 else 2)
-            vs_peer = fmt(s["wall"] / best) if s["ok"] and not math.isnan(best) else "—"
-            vs_link = fmt(s["wall"] / limit_t) if (limit_t and s["ok"]) else "—"
             done = s["sha_ok"] + s["sha_bad"]  # runs that exited 0 with an output file
             if s["sha_bad"]:
                 sha = f"**NO** ({s['sha_bad']} of {done} mismatch)"
@@ -236,11 +277,25 @@ def main():
             else:
                 sha = f"yes ({done} of {s['n']} completed)"
             cells = [f"`{t}`" if not t.startswith("vfetch") else f"**`{t}`**", runs_ok, wall, fmt(s["tput"], 1),
-                     fmt(s["cpu"]), fmt(s["rss"], 1), vs_peer, vs_link, fmt_int_or_half(s["conns"])]
+                     fmt(s["cpu"]), fmt(s["rss"], 1)]
+            for p in peers:
+                cells.append(fmt(ratio(s["wall"], stats[p]["wall"])))
+                if sc in CPU_RATIO:
+                    cells.append(fmt(ratio(s["cpu"], stats[p]["cpu"])))
+            if show_link:
+                cells.append(fmt(ratio(s["wall"], limit_t)))
+            cells.append(fmt_int_or_half(s["conns"]))
+            if sc == "limited":
+                cells.append(fmt_int_or_half(s["n503"]) if reqs else "—")
             if sc == "uneven":
                 cells.append(str(s["slow"]) if reqs else "—")
+            if sc == "h2":
+                cells.append(", ".join(s["protos"]) or "—")
             cells.append(sha)
             w(md_row(cells))
+        if "vfetch" in stats:
+            for p in peers:
+                summary.append((sc, stats["vfetch"], p, stats[p], limit_t if show_link else None))
         png = f"{os.path.splitext(a.md)[0]}-throughput-{sc}.png"
         if os.path.exists(png):
             w("")
@@ -257,22 +312,38 @@ def main():
 
     # the /uneven/ selection, as nginx actually applied it
     un = {}
-    for msec, conn, rate, uri in reqs:
+    for msec, conn, status, rate, uri, proto in reqs:
         if uri.startswith("/uneven/") and rate > 0:
             un[conn] = rate
     if un:
         slow = sorted(c for c, r in un.items() if r <= SLOW_RATE)
-        consistent = all((c % 8 == 0) == (r <= SLOW_RATE) for c, r in un.items())
+        consistent = all((c % SLOW_EVERY == 0) == (r <= SLOW_RATE) for c, r in un.items())
         w("")
         w(f"`/uneven/` as applied by nginx: {len(slow)} of {len(un)} connections at 512 KiB/s "
           f"(serials {', '.join(map(str, slow[:20]))}{' …' if len(slow) > 20 else ''}); "
-          f"slow exactly when serial ≡ 0 (mod 8): {'yes' if consistent else '**NO**'}")
+          f"slow exactly when the serial ends in 0 or 5: {'yes' if consistent else '**NO**'}")
+
+    if summary:
+        w("")
+        w("## Summary: vfetch against the named peers (medians)")
+        w("")
+        w(md_row(["scenario", "vfetch wall s", "vfetch CPU s", "peer", "peer wall s", "peer CPU s",
+                  "× peer wall", "× peer CPU", "× link limit"]))
+        w(md_rule("lrrlrrrrr"))
+        for sc, v, p, ps, lt in summary:
+            w(md_row([f"`{sc}`", fmt(v["wall"]), fmt(v["cpu"]), f"`{p}`" if p else "—",
+                      fmt(ps["wall"]) if ps else "—", fmt(ps["cpu"]) if ps else "—",
+                      fmt(ratio(v["wall"], ps["wall"])) if ps else "—",
+                      fmt(ratio(v["cpu"], ps["cpu"])) if ps else "—",
+                      fmt(ratio(v["wall"], lt)) if lt else "—"]))
 
     w("")
-    w("Ratios: `× best peer` = median wall / the lowest median wall of the non-vfetch tools; "
+    w("Ratios: `× P wall` = median wall / peer P's median wall, `× P CPU` the same for CPU (user+sys); "
       "`× link limit` = median wall / (size ÷ link rate), where the link is capped. "
       "`conns/run` = distinct TCP connections nginx logged per successful run (median)."
-      + (" In `uneven`, a single-connection tool that draws a slow connection (1 in 8) needs 8× as "
+      + (" `503s/run` = requests nginx refused by `limit_conn` per successful run (median)."
+         if "limited" in scenarios else "")
+      + (" In `uneven`, a single-connection tool that draws a slow connection (1 in 5) needs 8× as "
          "long and usually hits the per-run limit (shown as `timeout`)." if "uneven" in scenarios else ""))
     write_report(L, a.md)
 

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# What Benchmarks/e2e.sh and Benchmarks/playback.sh share: paths, the common
+# What Benchmarks/e2e.sh, playback.sh and resume.sh share: paths, the common
 # options, the temp dir, cleanup, the network namespace, nginx, timing and
 # metadata.  Sourced right after their `set -euo pipefail`.
 # shellcheck disable=SC2034  # many variables here are for the scripts that source it
@@ -22,6 +22,7 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 # ---------------------------------------------------------------- options
 QUICK=0
 REPS=""
+DEFAULT_REPS=3      # without --reps or --quick; a script may set its own before check_common_options
 USE_NETNS=1
 # The options both scripts take.  Looks at "$@" and sets NARGS to how many
 # arguments it used: 0 when "$1" is not one of them.
@@ -37,14 +38,14 @@ common_option() {
     esac
 }
 check_common_options() {
-    if [[ -z $REPS ]]; then REPS=$((QUICK ? 1 : 3)); fi
+    if [[ -z $REPS ]]; then REPS=$((QUICK ? 1 : DEFAULT_REPS)); fi
     if ! [[ $REPS =~ ^[0-9]+$ ]] || ((REPS < 1 || REPS > 100)); then die "--reps must be 1..100"; fi
     ((BASH_VERSINFO[0] >= 5)) || die "bash >= 5 needed (EPOCHREALTIME)"
 }
 
 find_nginx() {  # sets NGINX_BIN
     NGINX_BIN=$(PATH="$PATH:/usr/sbin:/sbin" command -v nginx || true)
-    [[ -n $NGINX_BIN ]] || die "nginx not found (apt-get install nginx-light)"
+    [[ -n $NGINX_BIN ]] || die "nginx not found (scripts/install-deps.sh bench, or apt-get install nginx)"
     [[ -f $CONF_TEMPLATE ]] || die "missing $CONF_TEMPLATE"
 }
 
@@ -172,11 +173,43 @@ free_port() {  # preferred: the port in the namespace, else any free one of the 
 }
 
 # ---------------------------------------------------------------- nginx
-start_nginx() {  # port sendfile_max_chunk: serves WWW; sets NGINX_PID
-    local port=$1 i
-    sed -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$port|g" -e "s|@WORKERS@|1|g" \
-        -e "s|@CHUNK@|$2|g" \
-        "$CONF_TEMPLATE" >"$RUN/nginx.conf"
+# The installed nginx's configuration directory (where Debian's nginx.conf and
+# mime.types live), from its --conf-path.
+nginx_conf_dir() {
+    local p
+    p=$("$NGINX_BIN" -V 2>&1 | tr ' ' '\n' | sed -n 's/^--conf-path=//p' | head -n 1)
+    dirname "${p:-/etc/nginx/nginx.conf}"
+}
+# Whether the installed nginx has the modules the TLS server (e2e.sh's h2
+# scenario) needs.  Debian 12's `nginx` package has both.
+nginx_has_h2() {
+    local v; v=$("$NGINX_BIN" -V 2>&1)
+    [[ $v == *--with-http_ssl_module* && $v == *--with-http_v2_module* ]]
+}
+# A self-signed certificate for 127.0.0.1 and localhost in $RUN/tls:
+# cert.pem (also the CA file the clients get) and key.pem.
+make_tls_cert() {
+    command -v openssl >/dev/null || die "openssl not found (needed for the TLS origin)"
+    mkdir -p "$RUN/tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+        -keyout "$RUN/tls/key.pem" -out "$RUN/tls/cert.pem" >"$RUN/tls/openssl.log" 2>&1 \
+        || die "openssl could not make a certificate: $(tail -3 "$RUN/tls/openssl.log")"
+    chmod 0644 "$RUN/tls/cert.pem"
+}
+start_nginx() {  # port [tls_port]: serves WWW (and, with tls_port, HTTPS + HTTP/2 there); sets NGINX_PID
+    local port=$1 tls_port=${2:-} i mime
+    mime="$(nginx_conf_dir)/mime.types"
+    [[ -f $mime ]] || die "no mime.types next to nginx's default configuration ($mime)"
+    cp -- "$mime" "$RUN/mime.types"   # `include mime.types` is relative to the config's directory
+    if [[ -n $tls_port ]]; then
+        make_tls_cert
+        sed -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$port|g" \
+            -e "s|@LISTEN_TLS@|127.0.0.1:$tls_port|g" "$CONF_TEMPLATE" >"$RUN/nginx.conf"
+    else
+        sed -e '/@TLS{/,/}@TLS/d' -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$port|g" \
+            "$CONF_TEMPLATE" >"$RUN/nginx.conf"
+    fi
     inns "$NGINX_BIN" -q -t -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
         || die "nginx config test failed: $(tail -5 "$RUN/error.log" 2>/dev/null)"
     inns "$NGINX_BIN" -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
@@ -188,6 +221,9 @@ start_nginx() {  # port sendfile_max_chunk: serves WWW; sets NGINX_PID
     [[ -s $RUN/nginx.pid ]] || die "nginx did not write its pid file: $(tail -5 "$RUN/error.log" 2>/dev/null)"
     NGINX_PID=$(<"$RUN/nginx.pid")
     inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null || die "nginx is not listening on port $port"
+    if [[ -n $tls_port ]]; then
+        inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$tls_port" 2>/dev/null || die "nginx is not listening on port $tls_port"
+    fi
 }
 
 # ---------------------------------------------------------------- measurement

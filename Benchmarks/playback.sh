@@ -4,10 +4,11 @@
 #
 # A 40 s, ~16 Mbit/s H.264+AAC MP4 with its `moov` at the END (made once with
 # ffmpeg, cached under Benchmarks/results/.cache/) is served by a local nginx
-# (Debian's package) at 1 MiB/s per connection (`limit_rate 1m`, keep-alive,
-# byte ranges).  One connection cannot keep up with the clip's bit rate, so a
-# direct player stalls.  As root nginx, the server and the players run in a
-# throw-away network namespace (no link cap); otherwise on the host loopback.
+# (Debian's package in its default configuration, nginx.conf.in) at 1 MiB/s
+# per connection (`limit_rate 1m`, keep-alive, byte ranges).  One connection
+# cannot keep up with the clip's bit rate, so a direct player stalls.  As
+# root nginx, the server and the players run in a throw-away network
+# namespace (no link cap); otherwise on the host loopback.
 #
 # Per rep, the two modes alternate (rep 1: direct first, rep 2: serve first, ...):
 #   full decode  ffmpeg -re -i URL -f null -      wall time; stall = wall - 40 s
@@ -56,7 +57,6 @@ readonly CLIP_ARGS=(-f lavfi -i "testsrc2=size=1280x720:rate=30" -f lavfi -i "si
     -c:v libx264 -preset veryfast -pix_fmt yuv420p -g 60 -keyint_min 60 -sc_threshold 0
     -b:v 16M -minrate 16M -maxrate 16M -bufsize 8M -x264-params nal-hrd=cbr
     -c:a aac -b:a 128k -movflags -faststart)
-readonly NGINX_CHUNK=128k           # sendfile_max_chunk, as in e2e.sh
 readonly ORIGIN_RATE="1 MiB/s"      # limit_rate 1m in /play/ (nginx.conf.in)
 readonly T_SHORT=60                 # limit for a TTFF, seek or ffprobe run (s)
 readonly T_PLAY=$((CLIP_SECONDS * 5))   # limit for a -re run and a framemd5 pass (s)
@@ -159,7 +159,7 @@ CLIP_URL="$ORIGIN/play/clip.mp4"
 FAST_URL="$ORIGIN/fast/clip.mp4"   # the same file without a rate limit (the check of the check)
 
 # ---------------------------------------------------------------- nginx
-start_nginx "$PORT" "$NGINX_CHUNK"
+start_nginx "$PORT"
 got=$(inns curl -sf -r 0-7 -o /dev/null -w '%{http_code} %{content_type}' "$CLIP_URL") || die "nginx does not serve $CLIP_URL"
 [[ $got == "206 video/mp4" ]] || die "nginx answered a range request for the clip with '$got', not '206 video/mp4'"
 
@@ -332,7 +332,7 @@ if [[ -x $VFETCH_BIN ]]; then
     meta version vfetch "${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
 fi
 meta clip "$CLIP_SECONDS" "$CLIP_BYTES" "${MOOV_AT#* }" "$moov_off" "ffmpeg $(printf '%q ' "${CLIP_ARGS[@]}")OUT.mp4"
-meta origin "$ORIGIN_RATE" "$NGINX_CHUNK" "$CLIP_URL"
+meta origin "$ORIGIN_RATE" "$CLIP_URL"
 meta seek_to "$SEEK_TO"
 meta wrapper_ms "$WRAP_MS"
 meta serve "$SERVE" "$SERVE_WHY"

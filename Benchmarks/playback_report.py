@@ -51,7 +51,7 @@ def main():
     boxes = clip[2] if len(clip) > 2 else "?"
     moov_at = int(clip[3]) if len(clip) > 3 else 0
     clip_cmd = clip[4] if len(clip) > 4 else ""
-    origin = metas.get("origin", [["1 MiB/s", "?", ""]])[0]
+    origin = metas.get("origin", [["1 MiB/s", ""]])[0]  # rate, URL
     seek_to = meta.get("seek_to", "30")
     serve_meta = metas.get("serve", [["0", ""]])[0]
     serve_available = serve_meta[0] == "1"
@@ -124,10 +124,10 @@ def main():
       f"H.264 1280×720@30 (2 s GOPs) + AAC; top-level boxes `{boxes}`: `moov` at byte {moov_at} "
       f"({moov_at / clip_bytes * 100:.1f} % into the file), so a player must fetch the end before the first frame. "
       f"Made with `{clip_cmd}`")
-    w(f"- Origin: nginx, 1 worker, `limit_rate 1m` ({origin[0]}) per connection, "
-      f"`sendfile_max_chunk {origin[1] if len(origin) > 1 else '?'}` (the first write of each response, at most "
-      "one chunk, is not delayed: short range requests, such as a player's, are partly unthrottled), keep-alive, byte ranges; "
-      f"clip on {meta.get('tmpfs', 'tmpfs')}; URL `{origin[2] if len(origin) > 2 else ''}`. "
+    w(f"- Origin: nginx in Debian's default configuration, `limit_rate 1m` ({origin[0]}) per connection "
+      "(the first write of each response, up to nginx's default `sendfile_max_chunk` of 2 MiB, is not delayed: "
+      "short range requests, such as a player's, are partly unthrottled), keep-alive, byte ranges; "
+      f"clip on {meta.get('tmpfs', 'tmpfs')}; URL `{origin[-1] if len(origin) > 1 else ''}`. "
       f"One connection delivers {1 * MIB * 8 / 1e6:.1f} Mbit/s, less than the clip's "
       f"{clip_bytes * 8 / clip_s / 1e6:.1f} Mbit/s: a direct player cannot play it without stalling "
       f"(downloading it over one connection takes ≥ {clip_bytes / MIB:.0f} s)")

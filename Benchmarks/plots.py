@@ -27,7 +27,7 @@ from collections import defaultdict
 MIB = 1048576
 # one colour per tool, the same in every plot
 COLOURS = {
-    "vfetch": "#d62728", "vfetch-nocp": "#ff9896", "aria2c": "#1f77b4", "axel": "#2ca02c",
+    "vfetch": "#d62728", "vfetch-nocp": "#ff9896", "aria2c": "#1f77b4", "aria2c-x4": "#17becf", "axel": "#2ca02c",
     "curl": "#9467bd", "wget": "#8c564b", "direct": "#1f77b4", "serve": "#d62728",
 }
 

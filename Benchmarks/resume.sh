@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Resume benchmark: how much `vfetch get` downloads again after kill -9.
 #
-# The origin is e2e.sh's cdn scenario: a local nginx (Debian's package) at
-# 4 MiB/s per connection (`limit_rate 4m`) behind an 800 Mbit/s link cap
-# (`tc tbf` on the loopback of a throw-away network namespace; without root,
-# the host loopback and no cap).  One download of a 1 GiB random file is
+# The origin is e2e.sh's cdn scenario: a local nginx (Debian's package in its
+# default configuration, nginx.conf.in) at 4 MiB/s per connection
+# (`limit_rate 4m`) behind an 800 Mbit/s link cap (`tc tbf` on the loopback of
+# a throw-away network namespace; without root, the host loopback and no cap).  One download of a 1 GiB random file is
 # killed with SIGKILL at KILLS random moments, each 0.2-0.8 s after that
 # run's start, and resumed every time by the same command; the last run goes
 # to the end, and the file's SHA-256 must equal the source's.
@@ -72,7 +72,7 @@ head -c "$SIZE" /dev/urandom >"$WWW/f.bin"
 chmod 0644 "$WWW/f.bin"
 SHA=$(sha256sum "$WWW/f.bin" | awk '{print $1}')
 URL="http://127.0.0.1:$PORT/cdn/f.bin"
-start_nginx "$PORT" 128k
+start_nginx "$PORT"
 ACCESS="$RUN/access.log"
 
 received() {  # a counter of the bytes that reached the client: rx_bytes of the namespace's lo, or nginx's log
