@@ -107,6 +107,7 @@ final class Engine {
             applyFallback()
             serveReaders()
             for id in scheduler?.takeOrphans() ?? [] { stop(id) }
+            for id in scheduler?.restartPaused(now: now) ?? [] { stop(id) }
             adjustConnections()
             if now - lastTick >= 1 {
                 lastTick = now
@@ -229,6 +230,7 @@ final class Engine {
         var configuration = SegmentScheduler.Configuration()
         configuration.minSplitSize = max(64 << 10, options.minSplitSize ?? minSplitSize(length: found.length))
         configuration.retry.maxRetries = options.retries
+        configuration.learnsBursts = options.maxBytesPerSecond == nil
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
         controller = ConnectionController(.init(maximum: connectionLimit), now: now, bytesDone: resumed.count)

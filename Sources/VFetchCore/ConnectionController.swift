@@ -88,10 +88,13 @@ package struct ConnectionController: Sendable {
         }
         switch phase {
         case .solo(let start, let bytes):
+            let elapsed = now - start
+            let solo = Double(bytesDone - bytes)
+            // Even three times as fast from here on, would it get there? If not, no need to wait and see.
+            let hopeless = elapsed >= 0.005 && solo + 3 * solo / elapsed * (configuration.soloSeconds - elapsed) < Double(configuration.soloBytes)
             if bytesDone - bytes >= configuration.soloBytes {
-                let rate = Double(bytesDone - bytes) / max(now - start, 1e-3)
-                measure(min(cap, 2), baseline: (1, rate), now: now)
-            } else if now - start >= configuration.soloSeconds {
+                measure(min(cap, 2), baseline: (1, solo / max(elapsed, 1e-3)), now: now)
+            } else if elapsed >= configuration.soloSeconds || hopeless {
                 measure(cap, baseline: nil, now: now)
                 if case .measuring(var step) = phase {
                     step.solo = Double(bytesDone - bytes) / max(now - start, 1e-3)

@@ -28,6 +28,16 @@ package struct SegmentScheduler: Sendable {
         package var raceAfterSeconds: Double = 0.3
         package var raceFactor: Double = 0.5
         package var retry = RetryPolicy()
+        /// Learn the burst that starts each response (see `responseBurst`). The engine turns it on,
+        /// except under `--max-speed`, whose pauses would look like the origin's.
+        package var learnsBursts = false
+        /// A pause of at least this long, after at least `minimumBurst` bytes, ends a response's burst.
+        package var burstGap = 0.3
+        package var minimumBurst: Int64 = 256 << 10
+        /// Until the burst is known, requests ask for this much, doubling while responses deliver all of
+        /// it without a pause: nginx's default first chunk, so the first requests of a download do not all
+        /// pause together after it.
+        package var firstRequestSize: Int64 = 2 << 20
         package init() {}
     }
 
@@ -80,6 +90,9 @@ package struct SegmentScheduler: Sendable {
         var receivedAtTick: Int64 = 0
         var rate: Double?
         var slowTicks = 0
+        var lastReceivedAt: Double?
+        /// Whether the response paused yet (its burst is over).
+        var paused = false
     }
 
     /// Playback order: the `lookahead` bytes after the first missing byte are fetched in `chunk`-sized
@@ -110,6 +123,15 @@ package struct SegmentScheduler: Sendable {
     package private(set) var completed: ByteRangeSet
     /// Failed transfers so far.
     package private(set) var retries = 0
+    /// What every response of this origin sends at once before its per-connection limit sets in, when
+    /// three responses agreed on it: nginx's `limit_rate` sends its first chunk (up to 2 MiB) undelayed,
+    /// then pauses; CDNs allow a burst. A fresh request on a kept-alive connection gets a fresh burst, so
+    /// requests ask for no more than this, one after another.
+    package private(set) var responseBurst: Int64?
+    private var burstSamples: [Int64] = []
+    /// The most a request asks for while the burst is unknown; nil: whole segments.
+    private var requestSize: Int64?
+    private var pausesCheckedAt = -Double.infinity
 
     private var segments: [Segment] = []
     private var transfers: [TransferID: Transfer] = [:]
@@ -132,6 +154,7 @@ package struct SegmentScheduler: Sendable {
         self.total = total
         self.rangeRequests = rangeRequests && total != nil
         self.configuration = configuration
+        requestSize = self.rangeRequests && configuration.learnsBursts ? configuration.firstRequestSize : nil
         if self.rangeRequests, let total {
             self.completed = completed
             for gap in completed.gaps(in: 0..<total) { addSegment(gap) }
@@ -236,6 +259,11 @@ package struct SegmentScheduler: Sendable {
             let index = segments.firstIndex(where: { $0.id == segmentID })
         else { return Receipt(write: nil, stop: true) }
         let chunk = transfer.position..<(transfer.position + count)
+        if !transfer.paused, let last = transfer.lastReceivedAt, now - last >= configuration.burstGap {
+            transfer.paused = true
+            noteBurst(of: transfer)
+        }
+        transfer.lastReceivedAt = now
         transfer.position = chunk.upperBound
         transfer.received += count
         var segment = segments[index]
@@ -253,6 +281,10 @@ package struct SegmentScheduler: Sendable {
             receipt.stop = true  // overtaken by a racer: the other holder is faster
         }
         if transfer.position >= segment.end { receipt.stop = transfer.position < transfer.requestEnd }
+        if let burst = responseBurst, rangeRequests, transfer.received > burst, transfer.requestEnd - transfer.position > burst {
+            // A long request past its burst is throttled now: fresh requests for the rest go faster.
+            receipt.stop = true
+        }
         transfers[id] = transfer
         segments[index] = segment
         if segment.remaining == 0, total != nil {
@@ -266,6 +298,29 @@ package struct SegmentScheduler: Sendable {
             detach(id)
         }
         return receipt
+    }
+
+    /// Notes the responses that paused since their last chunk (see `responseBurst`), and returns those that
+    /// paused after their burst with more than a burst still to come: a fresh request gets it sooner.
+    /// Abort them, then call `transferEnded`. Call it on every turn of the loop: a pause is over by the
+    /// time its next chunk shows it.
+    package mutating func restartPaused(now: Double) -> [TransferID] {
+        // Pauses last `burstGap` at least: look a few times as often, not on every turn.
+        guard now - pausesCheckedAt >= configuration.burstGap / 4 else { return [] }
+        pausesCheckedAt = now
+        let silent = transfers.filter { _, transfer in
+            transfer.segment != nil && transfer.lastReceivedAt.map { now - $0 >= configuration.burstGap } == true
+        }
+        for (id, transfer) in silent where !transfer.paused {
+            transfers[id]?.paused = true
+            noteBurst(of: transfer)
+        }
+        guard let burst = responseBurst, rangeRequests else { return [] }
+        let restart = silent.filter { _, transfer in
+            transfer.received >= burst && transfer.requestEnd - transfer.position > burst
+        }.keys.sorted()
+        for id in restart { detach(id) }
+        return restart
     }
 
     /// Transfers whose segment was finished by another holder: abort them, then call `transferEnded`.
@@ -298,9 +353,13 @@ package struct SegmentScheduler: Sendable {
             failed = true
             retryAfter = after
         case .finished:
-            // The server ended the body early without an error: as good as a failure.
-            failed = true
+            // All it asked for, when it asked for a burst's worth; otherwise the server ended the body
+            // early without an error: as good as a failure.
+            failed = transfer.position < transfer.requestEnd
             retryAfter = nil
+            if !failed, !transfer.paused, responseBurst == nil, let size = requestSize, transfer.received >= size {
+                requestSize = size >= 32 << 20 ? nil : 2 * size  // no burst in sight: fewer, longer requests
+            }
         case .stopped:
             failed = false
             retryAfter = nil
@@ -448,14 +507,26 @@ package struct SegmentScheduler: Sendable {
     private mutating func start(on index: Int, now: Double, isRace: Bool) -> Assignment {
         let id = makeTransferID()
         let segment = segments[index]
-        hold(index, by: id, requestEnd: segment.end, now: now)
-        let range = rangeRequests ? segment.next..<segment.end : nil
+        let end = (responseBurst ?? requestSize).map { min(segment.end, segment.next + $0) } ?? segment.end
+        hold(index, by: id, requestEnd: end, now: now)
+        let range = rangeRequests ? segment.next..<end : nil
         return Assignment(transfer: id, range: range, isRace: isRace)
     }
 
     private mutating func hold(_ index: Int, by id: TransferID, requestEnd: Int64, now: Double) {
         segments[index].holders.append(id)
         transfers[id] = Transfer(segment: segments[index].id, position: segments[index].next, requestEnd: requestEnd, startedAt: now)
+    }
+
+    /// Keeps the bytes a response sent before its first pause; three within a quarter of their median
+    /// make the burst.
+    private mutating func noteBurst(of transfer: Transfer) {
+        guard configuration.learnsBursts, transfer.received >= configuration.minimumBurst else { return }
+        burstSamples = Array((burstSamples + [transfer.received]).suffix(8))
+        let median = burstSamples.sorted()[burstSamples.count / 2]
+        let agreeing = burstSamples.filter { abs(Double($0 - median)) <= 0.25 * Double(median) }
+        guard agreeing.count >= 3 else { return }
+        responseBurst = max(configuration.minimumBurst, aligned(median, roundingUp: false))
     }
 
     /// Releases a transfer's claim; its segment waits for the next free connection.
