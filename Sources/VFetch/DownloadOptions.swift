@@ -3,7 +3,8 @@ public struct DownloadOptions: Sendable, Equatable {
     public enum HTTPVersion: Sendable, Equatable {
         /// One TCP connection per segment: per-connection server limits add up.
         case http1_1
-        /// HTTP/2 where the server offers it (segments may share one connection).
+        /// HTTP/2 where an https server offers it: segments are streams of one connection, whose
+        /// handshake and encryption they share (per-request limits apply per stream); HTTP/1.1 otherwise.
         case http2
     }
 
@@ -25,7 +26,7 @@ public struct DownloadOptions: Sendable, Equatable {
     public var caCertificates: String?
     /// Overall limit in bytes per second.
     public var maxBytesPerSecond: Int64?
-    public var httpVersion = HTTPVersion.http1_1
+    public var httpVersion = HTTPVersion.http2
     /// Failed attempts in a row, without progress, one segment may take.
     public var retries = 5
     public var connectTimeout = 15.0

@@ -59,6 +59,7 @@ extension Engine {
 
     /// Resumes paused transfers, those that waited longest first, while the speed limit allows.
     func resumePausedTransfers() {
+        guard speedLimit != nil || transfers.values.contains(where: { $0.pausedSince != nil }) else { return }
         let waiting = transfers.values.compactMap { transfer in
             transfer.waitsForProbe ? nil : transfer.pausedSince.map { (transfer, $0) }
         }

@@ -72,9 +72,13 @@ final class Engine {
         speedLimit = options.maxBytesPerSecond.map(SpeedLimit.init(bytesPerSecond:))
     }
 
-    var now: Double {
+    /// Seconds since the engine started, read once per turn of the loop: the callbacks of one
+    /// `multi.perform()` (thousands of chunks a second) share it.
+    private(set) var now = 0.0
+
+    func readClock() {
         let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
 
     // MARK: - The loop
@@ -88,6 +92,7 @@ final class Engine {
             removeAllTransfers()
         }
         while true {
+            readClock()
             if signal.isCancelled, fatal == nil { fatal = .interrupted }
             if let fatal {
                 removeAllTransfers()
@@ -373,9 +378,10 @@ final class Engine {
     /// give their segments back.
     func adjustConnections() {
         guard var controller, let scheduler else { return }
-        let delivering = transfers.values.filter(\.delivering).count
+        let delivering = transfers.values.reduce(0) { $0 + ($1.delivering ? 1 : 0) }
         let limit = controller.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
         self.controller = controller
+        guard transfers.count > limit else { return }
         // The controller weighs connections for bulk throughput; `--stream`'s tail is not one of them.
         let bulk = transfers.values.filter { !$0.isTail && $0.id != nil }
         guard bulk.count > limit else { return }

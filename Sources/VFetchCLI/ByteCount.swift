@@ -18,6 +18,14 @@ struct ByteCount: ExpressibleByArgument {
         guard let number = Double(text), number >= 0, number * scale < 9e18 else { return nil }
         bytes = Int64(number * scale)
     }
+
+    /// As a person writes it, in the largest unit that divides it: `10G`, `512M`, `64K`, `1000`.
+    var defaultValueDescription: String {
+        for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] where bytes > 0 && bytes % (1 << shift) == 0 {
+            return "\(bytes >> shift)\(unit)"
+        }
+        return "\(bytes)"
+    }
 }
 
 extension String {

@@ -51,10 +51,10 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-speed"), help: "Overall speed limit in bytes per second (K, M, G suffixes).")
     var maxSpeed: ByteCount?
 
-    @Flag(name: .customLong("http1.1"), help: "Use HTTP/1.1, one connection per segment (default).")
+    @Flag(name: .customLong("http1.1"), help: "Use HTTP/1.1, one connection per segment.")
     var http11 = false
 
-    @Flag(name: .customLong("http2"), help: "Use HTTP/2 where the server offers it.")
+    @Flag(name: .customLong("http2"), help: "Use HTTP/2 where an https server offers it (default).")
     var http2 = false
 
     @Option(help: "Verify the finished file: sha256=HEX.")
@@ -120,7 +120,7 @@ struct GetCommand: AsyncParsableCommand {
         options.insecure = insecure
         options.caCertificates = cacert
         options.maxBytesPerSecond = maxSpeed?.bytes
-        options.httpVersion = http2 ? .http2 : .http1_1
+        options.httpVersion = http11 ? .http1_1 : .http2
         options.sha256 = checksum.flatMap(sha256Digest(fromChecksum:))
         options.retries = max(0, retries)
         options.connectTimeout = connectTimeout

@@ -8,6 +8,15 @@ import Glibc
 
 /// The `vfetch` binary run as a user runs it: exit codes, stderr lines and the bytes on disk.
 @Suite struct CLITests {
+    @Test func helpShowsSizesAsAPersonWritesThem() async throws {
+        let serve = try await vfetch(["serve", "--help"])
+        #expect(serve.status == 0)
+        #expect(serve.standardOutput.contains("(default: 10G)"), "\(serve.standardOutput)")
+        #expect(!serve.standardOutput.contains("ByteCount"))
+        let cache = try await vfetch(["cache", "gc", "--help"])
+        #expect(cache.status == 0 && !cache.standardOutput.contains("ByteCount"), "\(cache.standardOutput)")
+    }
+
     @Test func downloadsAndSaysSoOnStandardError() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(3 << 20, seed: 21)
