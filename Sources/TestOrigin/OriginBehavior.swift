@@ -29,6 +29,9 @@ public struct OriginBehavior: Sendable {
     /// At most this many responses with a body at once, as a host that limits connections per client
     /// (nginx `limit_conn`); requests beyond get `failStatus` (and `Retry-After` when set). nil = no limit.
     public var maxConcurrentResponses: Int? = nil
+    /// Beyond `maxConcurrentResponses`, close the connection without an answer instead, as hosts that
+    /// refuse or reset extra connections do.
+    public var resetsBeyondLimit = false
     /// Every Nth TCP connection (by accept order: N, 2N, …) is throttled to `slowBytesPerSecond` instead.
     public var slowConnectionEvery: Int? = nil
     /// The rate of the connections picked by `slowConnectionEvery`. Default 64 KiB/s.

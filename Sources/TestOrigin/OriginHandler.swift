@@ -85,6 +85,10 @@ final class OriginHandler: ChannelInboundHandler {
             method: head.method.rawValue, path: path, headers: head.headers, connection: connection)
         let now = OriginCore.now()
         let plan = core.state.withLock { $0.respond(to: request, now: now) }
+        if plan.closeWithoutAnswer {
+            context.close(promise: nil)
+            return
+        }
 
         var headers = plan.headers
         if !head.isKeepAlive {

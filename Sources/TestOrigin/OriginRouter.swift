@@ -23,6 +23,8 @@ struct ResponsePlan: Sendable {
     var status: Int
     var headers: HTTPHeaders
     var body: ResponseBody?
+    /// Close the connection at once, sending nothing.
+    var closeWithoutAnswer = false
     /// Close the connection after this many body bytes instead of finishing the response.
     var dropAfterBytes: Int? = nil
     /// Pace the body to this rate (nil = as fast as the client reads)…
@@ -112,6 +114,11 @@ extension OriginState {
         file.requestCount += 1
 
         let overLimit = behavior.maxConcurrentResponses.map { file.inFlight >= $0 } ?? false
+        if overLimit, behavior.resetsBeyondLimit {
+            var plan = ResponsePlan(status: 0, headers: [:])
+            plan.closeWithoutAnswer = true
+            return plan
+        }
         if file.requestCount <= behavior.failFirst || (overLimit && request.method == "GET") {
             var plan = ResponsePlan.text(behavior.failStatus, "temporarily unavailable")
             if let seconds = behavior.retryAfter {

@@ -53,4 +53,7 @@ public struct DownloadSummary: Sendable, Equatable {
     public var sha256: String?
     /// Bytes an earlier, interrupted run had already saved.
     public var resumedBytes: Int64
+    /// Bytes received but not written: a raced straggler's range that arrived twice, or bytes past a
+    /// split point before the transfer stopped. What the end-game's hedging cost.
+    public var duplicateBytes: Int64 = 0
 }

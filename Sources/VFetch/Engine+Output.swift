@@ -136,7 +136,8 @@ extension Engine {
         reportProgress(force: true)
         let summary = DownloadSummary(
             path: outputPath, bytes: total, seconds: now, connections: connectionsOpened,
-            peakConnections: peakConnections, retries: scheduler.retries, sha256: digest, resumedBytes: resumedBytes)
+            peakConnections: peakConnections, retries: scheduler.retries, sha256: digest, resumedBytes: resumedBytes,
+            duplicateBytes: duplicateBytes)
         events.yield(.finished(summary))
         return summary
     }

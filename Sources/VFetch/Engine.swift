@@ -31,6 +31,8 @@ final class Engine {
     /// Bytes taken from transfers in this run, buffered or written: what a crash now would lose.
     var bytesReceived: Int64 = 0
     var resumedBytes: Int64 = 0
+    /// Bytes received and dropped (see `DownloadSummary.duplicateBytes`).
+    var duplicateBytes: Int64 = 0
     /// `--stream`: whether the MP4 index (`moov`) has been found, or the file turned out not to be MP4.
     var movieBoxSettled = false
     /// Sent with segment requests of a resumed download, so a changed file answers 200, not bytes of it.
@@ -273,6 +275,7 @@ final class Engine {
             transfer.abort = transfer.abort ?? .stopped
             return false
         }
+        duplicateBytes += Int64(bytes.count - (receipt.write?.count ?? 0))
         if let write = receipt.write {
             bytesReceived += Int64(write.count)
             let start = Int(receipt.skip)

@@ -112,7 +112,7 @@ struct JSONReporter: ProgressReporter {
                 "event": "done", "path": summary.path, "bytes": summary.bytes,
                 "seconds": (summary.seconds * 1000).rounded() / 1000, "connections": summary.connections,
                 "peak_connections": summary.peakConnections, "retries": summary.retries, "sha256": summary.sha256 as Any,
-                "resumed_bytes": summary.resumedBytes,
+                "resumed_bytes": summary.resumedBytes, "duplicate_bytes": summary.duplicateBytes,
             ])
         }
     }

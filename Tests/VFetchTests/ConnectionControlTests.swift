@@ -33,6 +33,24 @@ import VFetch
         }
     }
 
+    @Test func aHostThatResetsExtraConnectionsIsUsedByTheOnesItKeeps() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(8 * Self.mib, seed: 43)
+            var behavior = OriginBehavior()
+            behavior.bytesPerSecond = Self.mib
+            behavior.maxConcurrentResponses = 3
+            behavior.resetsBeyondLimit = true
+            origin.publish("/resets.bin", bytes, behavior: behavior)
+            var options = DownloadOptions()
+            options.connections = 8
+            options.retries = 2
+            let fetched = await fetch(origin.url("/resets.bin"), to: .file(directory + "/resets.bin"), options: options)
+            let summary = try fetched.result.get()
+            #expect(try sha256(file: directory + "/resets.bin") == sha256(bytes))
+            #expect(summary.retries == 0, "a reset beside working connections is the host's limit, not a failure")
+        }
+    }
+
     @Test func aBurstAtTheStartOfEachResponseDoesNotKeepTheDownloadOnOneConnection() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(16 * Self.mib, seed: 41)
