@@ -1,4 +1,5 @@
 import CCurl
+import VFetchCore
 
 // Every call into libcurl goes through this file, so the whole C surface reads in one place.
 
@@ -18,6 +19,20 @@ enum Curl {
     }
 
     static func describe(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
+
+    /// A failed transfer's result code as the core names it.
+    static func failure(_ code: CURLcode) -> TransferFailure {
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .unresolved
+        case CURLE_COULDNT_CONNECT: .notConnected
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR: .reset
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: .badURL
+        case CURLE_TOO_MANY_REDIRECTS, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_LOGIN_DENIED:
+            .permanent
+        default: .transient
+        }
+    }
 
     static var version: String { String(cString: curl_version()) }
 }

@@ -346,28 +346,19 @@ final class Engine {
             break
         }
         let message = "\(Curl.describe(result)): \(transfer.easy.errorMessage)"
-        switch result {
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            fatal = fatal ?? .connectFailed(message)
-            return nil
-        case CURLE_COULDNT_CONNECT where scheduler == nil:
-            fatal = fatal ?? .connectFailed(message)
-            return nil
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            fatal = fatal ?? .badURL("\(transfer.url) (\(message))")
-            return nil
-        case CURLE_TOO_MANY_REDIRECTS, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_LOGIN_DENIED:
-            fatal = fatal ?? .transferFailed(message)
-            return nil
-        case CURLE_COULDNT_CONNECT, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR
-        where !transfer.accepted && refusedForConcurrency(retryAfter: nil):
-            // Refused or reset before an answer while other connections work: the host's connection limit.
-            return .stopped
-        default:
+        let verdict = Curl.failure(result).verdict(fileKnown: scheduler != nil, answered: transfer.accepted) {
+            refusedForConcurrency(retryAfter: nil)
+        }
+        switch verdict {
+        case .unreachable: fatal = fatal ?? .connectFailed(message)
+        case .badURL: fatal = fatal ?? .badURL("\(transfer.url) (\(message))")
+        case .permanent: fatal = fatal ?? .transferFailed(message)
+        case .hostLimit: return .stopped
+        case .retry:
             lastFailure = .transferFailed(message)
             return .failed(retryAfter: nil)
         }
+        return nil
     }
 
     /// Whether a refused request met the host's connection limit (others still work), as the controller judges.

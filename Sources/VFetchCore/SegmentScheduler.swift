@@ -34,9 +34,10 @@ package struct SegmentScheduler: Sendable {
         /// A pause of at least this long, after at least `minimumBurst` bytes, ends a response's burst.
         package var burstGap = 0.3
         package var minimumBurst: Int64 = 256 << 10
-        /// Until the burst is known, requests ask for this much, doubling while responses deliver all of
-        /// it without a pause: nginx's default first chunk, so the first requests of a download do not all
-        /// pause together after it.
+        /// Until the burst is known, requests ask for this much: nginx's default first chunk, so the first
+        /// requests of a download do not all pause together after it. After three responses that delivered
+        /// it all without a pause, one request asks for twice as much: if that one does not pause either,
+        /// the size doubles (an unthrottled origin soon gets whole segments); if it pauses, the size stays.
         package var firstRequestSize: Int64 = 2 << 20
         package init() {}
     }
@@ -93,6 +94,8 @@ package struct SegmentScheduler: Sendable {
         var lastReceivedAt: Double?
         /// Whether the response paused yet (its burst is over).
         var paused = false
+        /// It asks for twice `requestSize`, to see whether larger requests pause.
+        var probesSize = false
     }
 
     /// Playback order: the `lookahead` bytes after the first missing byte are fetched in `chunk`-sized
@@ -131,6 +134,10 @@ package struct SegmentScheduler: Sendable {
     private var burstSamples: [Int64] = []
     /// The most a request asks for while the burst is unknown; nil: whole segments.
     private var requestSize: Int64?
+    /// Responses of `requestSize` that came whole without a pause since the size last changed.
+    private var wholeResponses = 0
+    /// A larger request paused: `requestSize` stays.
+    private var requestSizeSettled = false
     private var pausesCheckedAt = -Double.infinity
 
     private var segments: [Segment] = []
@@ -357,8 +364,13 @@ package struct SegmentScheduler: Sendable {
             // early without an error: as good as a failure.
             failed = transfer.position < transfer.requestEnd
             retryAfter = nil
-            if !failed, !transfer.paused, responseBurst == nil, let size = requestSize, transfer.received >= size {
-                requestSize = size >= 32 << 20 ? nil : 2 * size  // no burst in sight: fewer, longer requests
+            if !failed, !transfer.paused, let size = requestSize, transfer.received >= size {
+                if transfer.probesSize {
+                    requestSize = size >= 32 << 20 ? nil : 2 * size  // no burst in sight: fewer, longer requests
+                    wholeResponses = 0
+                } else {
+                    wholeResponses += 1
+                }
             }
         case .stopped:
             failed = false
@@ -507,8 +519,13 @@ package struct SegmentScheduler: Sendable {
     private mutating func start(on index: Int, now: Double, isRace: Bool) -> Assignment {
         let id = makeTransferID()
         let segment = segments[index]
-        let end = (responseBurst ?? requestSize).map { min(segment.end, segment.next + $0) } ?? segment.end
+        var size = responseBurst ?? requestSize
+        let probesSize = responseBurst == nil && !requestSizeSettled && wholeResponses >= 3
+            && !transfers.values.contains(where: \.probesSize)
+        if probesSize { size = size.map { 2 * $0 } }
+        let end = size.map { min(segment.end, segment.next + $0) } ?? segment.end
         hold(index, by: id, requestEnd: end, now: now)
+        transfers[id]?.probesSize = probesSize && end - segment.next > requestSize ?? 0
         let range = rangeRequests ? segment.next..<end : nil
         return Assignment(transfer: id, range: range, isRace: isRace)
     }
@@ -518,15 +535,17 @@ package struct SegmentScheduler: Sendable {
         transfers[id] = Transfer(segment: segments[index].id, position: segments[index].next, requestEnd: requestEnd, startedAt: now)
     }
 
-    /// Keeps the bytes a response sent before its first pause; three within a quarter of their median
-    /// make the burst.
+    /// Keeps the bytes a response sent before its first pause. Three within 40% of their median make
+    /// the burst, the smallest of them, so requests end before the pause: how much of the first chunk
+    /// the server's socket took varies, while a loss stall pauses a response anywhere.
     private mutating func noteBurst(of transfer: Transfer) {
+        if transfer.probesSize { requestSizeSettled = true }
         guard configuration.learnsBursts, transfer.received >= configuration.minimumBurst else { return }
         burstSamples = Array((burstSamples + [transfer.received]).suffix(8))
         let median = burstSamples.sorted()[burstSamples.count / 2]
-        let agreeing = burstSamples.filter { abs(Double($0 - median)) <= 0.25 * Double(median) }
-        guard agreeing.count >= 3 else { return }
-        responseBurst = max(configuration.minimumBurst, aligned(median, roundingUp: false))
+        let agreeing = burstSamples.filter { abs(Double($0 - median)) <= 0.4 * Double(median) }
+        guard agreeing.count >= 3, let smallest = agreeing.min() else { return }
+        responseBurst = max(configuration.minimumBurst, aligned(smallest, roundingUp: false))
     }
 
     /// Releases a transfer's claim; its segment waits for the next free connection.

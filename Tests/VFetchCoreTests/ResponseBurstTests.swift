@@ -33,70 +33,97 @@ import Testing
         }
     }
 
-    @Test func requestsStartAtTwoMiBAndDoubleWhileResponsesNeverPause() throws {
+    @Test func requestsStartAtTwoMiBAndDoubleWhenALargerOneDoesNotPause() throws {
         var plan = scheduler()
-        let first = try assign(&plan, now: 0)
-        #expect(first.range?.count == Int(2 * Self.mib))
-        deliver(&plan, first.transfer, 2 * Self.mib, from: 0, seconds: 0.05)
-        #expect(ended(&plan, first.transfer, .finished, now: 0.05), "all it asked for is no failure")
+        // Three whole 2 MiB responses, then one request of twice that, to see.
+        for round in 0..<3 {
+            let assignment = try assign(&plan, now: 0)
+            #expect(assignment.range?.count == Int(2 * Self.mib))
+            deliver(&plan, assignment.transfer, 2 * Self.mib, from: 0, seconds: 0.05)
+            #expect(ended(&plan, assignment.transfer, .finished, now: 0.05), "all it asked for is no failure (\(round))")
+        }
         #expect(plan.retries == 0)
-        let second = try assign(&plan, now: 0.05)
-        #expect(second.range?.lowerBound == 2 * Self.mib && second.range?.count == Int(4 * Self.mib))
+        let probe = try assign(&plan, now: 0.05)
+        #expect(probe.range?.count == Int(4 * Self.mib))
+        let beside = try assign(&plan, now: 0.05)
+        #expect(beside.range?.count == Int(2 * Self.mib), "one size probe at a time")
+        deliver(&plan, probe.transfer, 4 * Self.mib, from: 0.05, seconds: 0.05)
+        #expect(ended(&plan, probe.transfer, .finished, now: 0.1))
+        let after = try assign(&plan, now: 0.1)
+        #expect(after.range?.count == Int(4 * Self.mib))
         #expect(plan.responseBurst == nil)
+    }
+
+    @Test func aLargerRequestThatPausesKeepsTheSize() throws {
+        var plan = scheduler()
+        for _ in 0..<3 {
+            let assignment = try assign(&plan, now: 0)
+            deliver(&plan, assignment.transfer, 2 * Self.mib, from: 0, seconds: 0.05)
+            _ = ended(&plan, assignment.transfer, .finished, now: 0.05)
+        }
+        let probe = try assign(&plan, now: 0.05)
+        #expect(probe.range?.count == Int(4 * Self.mib))
+        // nginx at 4 MiB/s: 2 MiB at once, then half a second of nothing.
+        deliver(&plan, probe.transfer, 2 * Self.mib, from: 0.05, seconds: 0.02)
+        _ = plan.restartPaused(now: 0.6)
+        deliver(&plan, probe.transfer, 2 * Self.mib, from: 0.6, seconds: 0.02)
+        #expect(ended(&plan, probe.transfer, .finished, now: 0.62))
+        for _ in 0..<5 {
+            let next = try assign(&plan, now: 0.62)
+            #expect(next.range?.count == Int(2 * Self.mib))
+            deliver(&plan, next.transfer, 2 * Self.mib, from: 0.62, seconds: 0.02)
+            _ = ended(&plan, next.transfer, .finished, now: 0.64)
+        }
     }
 
     @Test func threeResponsesPausingAfterTheSameBytesSetTheRequestSize() throws {
         var plan = scheduler()
         var held: [TransferID] = []
-        for _ in 0..<4 { held.append(try assign(&plan, now: 0).transfer) }
-        // Each sends 2 MiB at once, then nothing for half a second (nginx at 4 MiB/s).
-        for id in held { deliver(&plan, id, 2 * Self.mib, from: 0, seconds: 0.02) }
+        for _ in 0..<3 { held.append(try assign(&plan, now: 0).transfer) }
+        // Each sends 1 MiB of its 2 MiB at once, then nothing for a second (nginx at 1 MiB/s).
+        for id in held { deliver(&plan, id, Self.mib, from: 0, seconds: 0.02) }
         let early = plan.restartPaused(now: 0.2)
         #expect(early.isEmpty, "0.2 s is no pause yet")
         #expect(plan.responseBurst == nil)
-        // They asked for 2 MiB each and got it: done, not paused. A longer request pauses.
-        for id in held { #expect(ended(&plan, id, .finished, now: 0.02)) }
-        var long: [TransferID] = []
-        for _ in 0..<3 {
-            let assignment = try assign(&plan, now: 0.02)
-            #expect(assignment.range?.count == Int(4 * Self.mib))
-            long.append(assignment.transfer)
-            deliver(&plan, assignment.transfer, 2 * Self.mib, from: 0.02, seconds: 0.02)
-        }
         let restarted = plan.restartPaused(now: 0.5)
-        #expect(plan.responseBurst == 2 * Self.mib)
-        // Past their burst with another 2 MiB to go: a fresh request gets those sooner. Not more than a
-        // burst to go: it waits.
+        #expect(plan.responseBurst == Self.mib)
+        // Past their burst with no more than a burst to go: they finish where they are.
         #expect(restarted.isEmpty)
-        for id in long { #expect(ended(&plan, id, .stopped, now: 0.5)) }
-        let next = try assign(&plan, now: 0.5)
-        #expect(next.range?.count == Int(2 * Self.mib))
+        for id in held {
+            deliver(&plan, id, Self.mib, from: 1, seconds: 0.02)
+            #expect(ended(&plan, id, .finished, now: 1.02))
+        }
+        let next = try assign(&plan, now: 1.02)
+        #expect(next.range?.count == Int(Self.mib))
         #expect(plan.retries == 0)
     }
 
     @Test func aLongRequestPausedPastItsBurstIsRestartedFresh() throws {
         var plan = scheduler()
-        // Three responses that never pause: requests grow to 16 MiB.
-        for _ in 0..<3 {
-            let assignment = try assign(&plan, now: 0)
-            deliver(&plan, assignment.transfer, Int64(assignment.range!.count), from: 0, seconds: 0.02)
-            #expect(ended(&plan, assignment.transfer, .finished, now: 0.02))
-        }
-        var pausing: [TransferID] = []
-        for _ in 0..<3 {
-            let assignment = try assign(&plan, now: 0.02)
-            #expect(assignment.range?.count == Int(16 * Self.mib))
-            pausing.append(assignment.transfer)
-            deliver(&plan, assignment.transfer, 2 * Self.mib, from: 0.02, seconds: 0.02)
-        }
-        // Then they all pause after 2 MiB, 14 MiB short of what they asked for.
+        // The probe asks for the whole file (`0-`), two more for 2 MiB each; all pause after 1 MiB.
+        let adopted = plan.adopt(requestedUpTo: nil, now: 0)
+        let probe = try #require(adopted)
+        let others = [try assign(&plan, now: 0).transfer, try assign(&plan, now: 0).transfer]
+        for id in [probe] + others { deliver(&plan, id, Self.mib, from: 0, seconds: 0.02) }
         let restarted = plan.restartPaused(now: 0.5)
-        #expect(plan.responseBurst == 2 * Self.mib)
-        #expect(Set(restarted) == Set(pausing))
-        for id in restarted { #expect(ended(&plan, id, .stopped, now: 0.5)) }
+        #expect(plan.responseBurst == Self.mib)
+        #expect(restarted == [probe], "only the probe has more than a burst to go")
+        #expect(ended(&plan, probe, .stopped, now: 0.5))
         let fresh = try assign(&plan, now: 0.5)
-        #expect(fresh.range?.count == Int(2 * Self.mib))
+        #expect(fresh.range == Self.mib..<2 * Self.mib, "the rest of the probe's part, a burst at a time")
         #expect(plan.retries == 0)
+    }
+
+    @Test func burstsOfSomewhatDifferentSizesGiveTheSmallest() throws {
+        var plan = scheduler()
+        // How much of nginx's first chunk the socket took varies from response to response.
+        let sizes: [Int64] = [2 * Self.mib, 3 * Self.mib / 2, 15 * Self.mib / 8]
+        for size in sizes {
+            let assignment = try assign(&plan, now: 0)
+            deliver(&plan, assignment.transfer, size, from: 0, seconds: 0.02)
+        }
+        _ = plan.restartPaused(now: 0.5)
+        #expect(plan.responseBurst == 3 * Self.mib / 2)
     }
 
     @Test func oneStalledResponseIsNoBurst() throws {
