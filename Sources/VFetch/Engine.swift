@@ -374,6 +374,7 @@ final class Engine {
         guard var controller, let scheduler else { return }
         let delivering = transfers.values.reduce(0) { $0 + ($1.delivering ? 1 : 0) }
         let limit = controller.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
+        if controller.oneConnectionIsFast, self.controller?.oneConnectionIsFast == false { self.scheduler?.requestWholeSegments() }
         self.controller = controller
         guard transfers.count > limit else { return }
         // The controller weighs connections for bulk throughput; `--stream`'s tail is not one of them.

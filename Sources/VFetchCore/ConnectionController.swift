@@ -64,6 +64,8 @@ package struct ConnectionController: Sendable {
     package private(set) var limit = 1
     /// The most concurrent transfers the host allowed; nil until it refused one.
     package private(set) var hostCeiling: Int?
+    /// The probe alone delivered `soloBytes` within `soloSeconds`: nothing limits a connection here.
+    package private(set) var oneConnectionIsFast = false
     private var phase: Phase
     private var reprobeAfter: Double
     private var ceilingProbe: (at: Double, after: Double) = (0, 0)
@@ -93,6 +95,7 @@ package struct ConnectionController: Sendable {
             // Even three times as fast from here on, would it get there? If not, no need to wait and see.
             let hopeless = elapsed >= 0.005 && solo + 3 * solo / elapsed * (configuration.soloSeconds - elapsed) < Double(configuration.soloBytes)
             if bytesDone - bytes >= configuration.soloBytes {
+                oneConnectionIsFast = true
                 measure(min(cap, 2), baseline: (1, solo / max(elapsed, 1e-3)), now: now)
             } else if elapsed >= configuration.soloSeconds || hopeless {
                 measure(cap, baseline: nil, now: now)

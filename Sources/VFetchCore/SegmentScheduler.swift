@@ -330,6 +330,13 @@ package struct SegmentScheduler: Sendable {
         return restart
     }
 
+    /// Whole segments from now on: an origin that fast on one connection has no burst worth a request's
+    /// round trip, and short requests would wait behind the long one in each turn of the I/O loop.
+    package mutating func requestWholeSegments() {
+        requestSize = nil
+        requestSizeSettled = true
+    }
+
     /// Transfers whose segment was finished by another holder: abort them, then call `transferEnded`.
     package mutating func takeOrphans() -> [TransferID] {
         defer { orphans.removeAll() }

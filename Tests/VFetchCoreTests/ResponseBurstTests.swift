@@ -136,3 +136,15 @@ import Testing
         #expect(other.range?.count == Int(2 * Self.mib))
     }
 }
+
+extension ResponseBurstTests {
+    @Test func anOriginFastOnOneConnectionGetsWholeSegments() throws {
+        var plan = scheduler()
+        plan.requestWholeSegments()
+        let first = try assign(&plan, now: 0)
+        #expect(first.range == 0..<256 * Self.mib)
+        var controller = ConnectionController(.init(maximum: 32), now: 0, bytesDone: 0)
+        _ = controller.update(bytesDone: 20 << 20, delivering: 1, now: 0.02)
+        #expect(controller.oneConnectionIsFast)
+    }
+}
