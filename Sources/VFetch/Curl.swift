@@ -134,7 +134,6 @@ final class HeaderList {
 @available(*, unavailable)
 extension HeaderList: Sendable {}
 
-/// The libcurl multi handle: drives every transfer from one thread.
 /// What the transfers of one download share beyond the multi handle's connection cache: TLS sessions,
 /// so a new connection resumes one instead of a full handshake, and DNS answers. Used on the transfer
 /// thread only, so it needs no lock callbacks. The corresponding libcurl calls are `curl_share_init`
@@ -159,6 +158,7 @@ final class ShareHandle {
 @available(*, unavailable)
 extension ShareHandle: Sendable {}
 
+/// The libcurl multi handle: drives every transfer from one thread.
 final class MultiHandle {
     let raw: UnsafeMutableRawPointer
 
