@@ -22,11 +22,23 @@ final class OutputFile {
         self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: path) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        guard Self.lock(fd) else {
             close(fd)
             throw .busy(path)
         }
         descriptor = fd
+    }
+
+    /// Takes the exclusive lock on `fd`, waiting up to half a second for a holder that is only passing:
+    /// a child this process forks (a player, ffmpeg) keeps a copy of every descriptor, and so of a lock
+    /// just released with it, until it execs.
+    private static func lock(_ fd: Int32) -> Bool {
+        for attempt in 0..<25 {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+            guard errno == EWOULDBLOCK, attempt < 24 else { return false }
+            usleep(20_000)
+        }
+        return false
     }
 
     /// The file's current size.
@@ -99,7 +111,7 @@ final class OutputFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
+        return !lock(fd) && errno == EWOULDBLOCK
     }
 
     /// Makes renames and removals in `path`'s directory durable.
