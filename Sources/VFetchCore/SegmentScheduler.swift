@@ -126,8 +126,8 @@ package struct SegmentScheduler: Sendable {
     package private(set) var completed: ByteRangeSet
     /// Failed transfers so far.
     package private(set) var retries = 0
-    /// What every response of this origin sends at once before its per-connection limit sets in, when
-    /// three responses agreed on it: nginx's `limit_rate` sends its first chunk (up to 2 MiB) undelayed,
+    /// What every response of this origin sends at once before its per-connection limit sets in, once
+    /// three responses agreed on it (see `noteBurst`): nginx's `limit_rate` sends its first chunk (up to 2 MiB) undelayed,
     /// then pauses; CDNs allow a burst. A fresh request on a kept-alive connection gets a fresh burst, so
     /// requests ask for no more than this, one after another.
     package private(set) var responseBurst: Int64?
@@ -288,10 +288,7 @@ package struct SegmentScheduler: Sendable {
             receipt.stop = true  // overtaken by a racer: the other holder is faster
         }
         if transfer.position >= segment.end { receipt.stop = transfer.position < transfer.requestEnd }
-        if let burst = responseBurst, rangeRequests, transfer.received > burst, transfer.requestEnd - transfer.position > burst {
-            // A long request past its burst is throttled now: fresh requests for the rest go faster.
-            receipt.stop = true
-        }
+        if wantsFreshRequest(transfer) { receipt.stop = true }
         transfers[id] = transfer
         segments[index] = segment
         if segment.remaining == 0, total != nil {
@@ -322,10 +319,7 @@ package struct SegmentScheduler: Sendable {
             transfers[id]?.paused = true
             noteBurst(of: transfer)
         }
-        guard let burst = responseBurst, rangeRequests else { return [] }
-        let restart = silent.filter { _, transfer in
-            transfer.received >= burst && transfer.requestEnd - transfer.position > burst
-        }.keys.sorted()
+        let restart = silent.filter { wantsFreshRequest($0.value) }.keys.sorted()
         for id in restart { detach(id) }
         return restart
     }
@@ -540,6 +534,12 @@ package struct SegmentScheduler: Sendable {
     private mutating func hold(_ index: Int, by id: TransferID, requestEnd: Int64, now: Double) {
         segments[index].holders.append(id)
         transfers[id] = Transfer(segment: segments[index].id, position: segments[index].next, requestEnd: requestEnd, startedAt: now)
+    }
+
+    /// A long request past its burst is throttled now: fresh requests for the rest go faster.
+    private func wantsFreshRequest(_ transfer: Transfer) -> Bool {
+        guard let burst = responseBurst, rangeRequests else { return false }
+        return transfer.received >= burst && transfer.requestEnd - transfer.position > burst
     }
 
     /// Keeps the bytes a response sent before its first pause. Three within 40% of their median make
