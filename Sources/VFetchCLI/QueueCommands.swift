@@ -32,7 +32,13 @@ struct ServerLocation: ParsableArguments {
         }
         let object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] ?? [:]
         guard (200..<300).contains(answer.status) else {
-            let message = object["error"] as? String ?? "HTTP \(answer.status)"
+            var message = object["error"] as? String ?? "HTTP \(answer.status)"
+            if answer.status == 401 {
+                // The token comes from the cache directory: a --server of another directory's server refuses it.
+                let had = token == nil ? "no token in" : "the token of"
+                message = "\(url) refused \(had) \(location.cacheDirectory) (HTTP 401): name that server's --cache-dir, "
+                    + "or leave out --server to use the server of this cache directory"
+            }
             writeStandardError("vfetch: \(message)\n")
             throw ExitCode(answer.status == 404 ? ExitStatus.failure.rawValue : ExitStatus.httpError.rawValue)
         }
@@ -48,7 +54,7 @@ struct AddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Queue background downloads in `vfetch serve` (started if none runs); prints their IDs.",
-        discussion: "Exit codes: 0 queued, 1 refused by the server, 3 bad URL, 4 no server, 64 bad usage."
+        discussion: "Exit codes: 0 queued, 1 refused by the server, 3 bad URL, 4 no server, 5 the server answered with an error (401: the token of another cache directory), 64 bad usage."
     )
 
     @Argument(help: "The http:// or https:// URLs to download.")

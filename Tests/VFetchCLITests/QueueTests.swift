@@ -181,6 +181,18 @@ import Glibc
         }
     }
 
+    @Test func aServerOfAnotherCacheDirectorySaysWhatToDo() async throws {
+        try await withOrigin { origin, directory in
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
+            let other = directory + "/other"
+            let run = try await vfetch(["add", origin.url("/a.bin"), "-d", directory, "--server", server.base, "--cache-dir", other])
+            #expect(run.status == 5, "\(run)")
+            #expect(run.standardError.contains("refused no token in \(other) (HTTP 401)"), "\(run.standardError)")
+            #expect(run.standardError.contains("--cache-dir") && run.standardError.split(separator: "\n").count == 1)
+            #expect(await server.stop() == 0)
+        }
+    }
+
     @Test func twoClientsAtOnceAndEventsAndTheCompletionHook() async throws {
         let bytes = randomBytes(3 * Self.mib, seed: 90)
         try await withOrigin { origin, directory in
