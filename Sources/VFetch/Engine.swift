@@ -195,7 +195,7 @@ final class Engine {
         switch ResponseVerdict.check(transfer.head, asked: transfer.range, remote: remote) {
         case .accept:
             transfer.accepted = true
-            controller?.accepted(working: transfers.values.filter(\.accepted).count)
+            controller?.accepted(working: answeredTransfers)
             return true
         case .rangeIgnored(let reason):
             fallbackReason = fallbackReason ?? reason
@@ -364,9 +364,11 @@ final class Engine {
     /// Whether a refused request met the host's connection limit (others still work), as the controller judges.
     /// Its range then goes to a working connection without counting as a failure.
     func refusedForConcurrency(retryAfter: Double?) -> Bool {
-        let working = transfers.values.filter(\.accepted).count
-        return controller?.refused(working: working, retryAfter: retryAfter, now: now) == true
+        controller?.refused(working: answeredTransfers, retryAfter: retryAfter, now: now) == true
     }
+
+    /// Transfers whose response was accepted: what the host allows at once, as the controller counts it.
+    var answeredTransfers: Int { transfers.values.reduce(0) { $0 + ($1.accepted ? 1 : 0) } }
 
     /// Follows the controller: when it holds fewer connections, those not answered yet and then the newest
     /// give their segments back.
