@@ -31,6 +31,20 @@ package struct CacheIndex: Codable, Sendable, Equatable {
         String(SHA256.hex(Array(key.utf8)).prefix(32))
     }
 
+    /// The key of `url`'s entry. A player's `key=` (for URLs whose query changes, such as signed
+    /// links) is scoped to the URL's scheme, host, port and path: a key shared with another
+    /// file's URL, or with another URL's own key, names another entry, so one URL can never fill
+    /// the entry another URL reads.
+    package static func key(url: String, playerKey: String?) -> String {
+        guard let playerKey, !playerKey.isEmpty, var scope = URLComponents(string: url) else { return url }
+        scope.user = nil
+        scope.password = nil
+        scope.query = nil
+        scope.fragment = nil
+        // A space never appears in a URL, so no URL is a scoped key.
+        return "key \(playerKey) \(scope.string ?? url)"
+    }
+
     /// Whether `name` could be an entry ID: guards every path built from one.
     package static func isID(_ name: some StringProtocol) -> Bool {
         name.count == 32 && name.allSatisfy { $0.isHexDigit && !$0.isUppercase }

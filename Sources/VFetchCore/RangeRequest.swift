@@ -1,47 +1,40 @@
 /// What a client's `Range` header asks of a file of known length (RFC 9110, single ranges).
 package enum RangeRequest: Equatable, Sendable {
-    /// No header, or one we may ignore (several ranges, another unit): the whole file, 200.
+    /// No header, or one we may ignore (several ranges, another unit, an invalid one): the whole file, 200.
     case whole
     /// One satisfiable range: 206 with this part.
     case part(Range<Int64>)
     /// Syntactically valid but outside the file: 416.
     case unsatisfiable
-    /// Not a byte range at all: 400.
-    case malformed
 
     package init(header: String?, length: Int64) {
         guard let header = header?.trimmingWhitespace, !header.isEmpty else {
             self = .whole
             return
         }
+        // RFC 9110 14.2: a server may ignore any Range header; an invalid one or another unit is
+        // ignored, and several ranges are answered with the whole file.
         let parts = header.split(separator: "=", maxSplits: 1)
-        guard parts.count == 2 else {
-            self = .malformed
+        guard parts.count == 2, parts[0].trimmingWhitespace.lowercased() == "bytes",
+            !parts[1].contains(","), let request = Self.parse(parts[1], length: length)
+        else {
+            self = .whole
             return
         }
-        guard parts[0].trimmingWhitespace.lowercased() == "bytes" else {
-            self = .whole  // an unknown unit may be ignored
-            return
-        }
-        let specs = parts[1].split(separator: ",", omittingEmptySubsequences: false)
-        guard specs.count == 1 else {
-            // Several ranges are valid HTTP that we answer with the whole file, when each is well formed.
-            self = specs.allSatisfy { Self.parse($0, length: length) != .malformed } ? .whole : .malformed
-            return
-        }
-        self = Self.parse(specs[0], length: length)
+        self = request
     }
 
-    private static func parse(_ spec: Substring, length: Int64) -> RangeRequest {
+    /// One range-spec; nil when it is not valid.
+    private static func parse(_ spec: Substring, length: Int64) -> RangeRequest? {
         let bounds = spec.trimmingWhitespace.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.count == 2 else { return .malformed }
+        guard bounds.count == 2 else { return nil }
         let first = bounds[0].isEmpty ? nil : Int64(bounds[0])
         let last = bounds[1].isEmpty ? nil : Int64(bounds[1])
-        if !bounds[0].isEmpty, first == nil || first! < 0 { return .malformed }
-        if !bounds[1].isEmpty, last == nil || last! < 0 { return .malformed }
+        if !bounds[0].isEmpty, first == nil || first! < 0 { return nil }
+        if !bounds[1].isEmpty, last == nil || last! < 0 { return nil }
         switch (first, last) {
         case (let first?, let last?):
-            guard first <= last else { return .malformed }
+            guard first <= last else { return nil }
             // `last` may be as large as Int64 allows: compare before adding one.
             return first < length ? .part(first..<(last >= length - 1 ? length : last + 1)) : .unsatisfiable
         case (let first?, nil):
@@ -50,7 +43,7 @@ package enum RangeRequest: Equatable, Sendable {
             // The last `suffix` bytes.
             return suffix > 0 && length > 0 ? .part(max(0, length - suffix)..<length) : .unsatisfiable
         case (nil, nil):
-            return .malformed
+            return nil
         }
     }
 }

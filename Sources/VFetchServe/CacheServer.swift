@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import Synchronization
 import NIOHTTP1
@@ -72,22 +75,48 @@ package final class CacheServer: Sendable {
     }
 }
 
-/// The `Host` names a loopback server answers to: its own address and `localhost`, so a web page
-/// that rebinds its own name to 127.0.0.1 cannot read the cache. Any host when listening elsewhere.
+/// The `Host` values the server answers to, on any address it listens on: its port with an IP
+/// address, `localhost`, the name it was told to listen on, or this machine's name. A web page that
+/// rebinds its own name to the server's address sends its own name, and gets nothing.
 final class HostAllowList: Sendable {
-    private let names = Mutex<Set<String>?>([])
+    private let allowed = Mutex<(names: Set<String>, port: Int)>(([], 0))
 
     func allow(listeningOn host: String, port: Int) {
-        let loopback = ["127.0.0.1", "::1", "localhost"].contains(host)
-        names.withLock { names in
-            names = loopback ? ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"] : nil
+        var names: Set<String> = ["localhost", host.lowercased()]
+        var buffer = [CChar](repeating: 0, count: 256)
+        if gethostname(&buffer, buffer.count) == 0 {
+            let machine = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
+            if !machine.isEmpty { names.formUnion([machine, machine + ".local"]) }
+        }
+        allowed.withLock { $0 = (names, port) }
+    }
+
+    func allows(_ header: String?) -> Bool {
+        guard let (name, port) = header.flatMap(Self.split) else { return false }
+        return allowed.withLock { allowed in
+            port == allowed.port && (allowed.names.contains(name) || Self.isAddress(name))
         }
     }
 
-    func allows(_ host: String?) -> Bool {
-        names.withLock { names in
-            guard let names else { return true }
-            return host.map { names.contains($0.lowercased()) } ?? false
+    /// `name:port` or `[v6]:port`, lowercased, with the default port 80.
+    private static func split(_ header: String) -> (String, Int)? {
+        let value = header.lowercased()
+        if value.hasPrefix("[") {
+            guard let close = value.firstIndex(of: "]") else { return nil }
+            let name = String(value[value.index(after: value.startIndex)..<close])
+            let rest = value[value.index(after: close)...]
+            if rest.isEmpty { return (name, 80) }
+            guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()) else { return nil }
+            return (name, port)
         }
+        guard let colon = value.lastIndex(of: ":") else { return (value, 80) }
+        guard let port = Int(value[value.index(after: colon)...]) else { return nil }
+        return (String(value[..<colon]), port)
+    }
+
+    private static func isAddress(_ name: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
     }
 }

@@ -91,7 +91,9 @@ final class PlayerConnection: ChannelInboundHandler {
 
     private func route(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         generation += 1
-        guard hosts.allows(head.headers.first(name: "Host")) else {
+        let host = head.headers["Host"]
+        guard host.count <= 1 else { return fail(.badRequest, "more than one Host header", head, context) }
+        guard hosts.allows(host.first) else {
             return fail(.forbidden, "this server answers only to its own address", head, context)
         }
         guard let components = URLComponents(string: head.uri) else {
@@ -108,7 +110,7 @@ final class PlayerConnection: ChannelInboundHandler {
                 return fail(.badRequest, "missing url= (a percent-encoded http or https URL)", head, context)
             }
             guard isFetchableURL(url) else { return fail(.badRequest, "not an http or https URL: \(url)", head, context) }
-            let key = query.first { $0.name == "key" }?.value.flatMap { $0.isEmpty ? nil : $0 } ?? url
+            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
             stream(cache.entry(key: key, url: url), url: url, head, context)
         case "/status":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
@@ -147,7 +149,15 @@ final class PlayerConnection: ChannelInboundHandler {
         }
         var headers = HTTPHeaders()
         headers.add(name: "Accept-Ranges", value: "bytes")
-        headers.add(name: "Content-Type", value: remote.contentType ?? "application/octet-stream")
+        switch ServedContentType(origin: remote.contentType) {
+        case .media(let type):
+            headers.add(name: "Content-Type", value: type)
+        case .opaque:
+            headers.add(name: "Content-Type", value: "application/octet-stream")
+            headers.add(name: "Content-Disposition", value: "attachment")
+        case .page(let type):
+            return fail(.badGateway, "the origin answered a web page (\(type)), not media; an error or login page?", head, context)
+        }
         if let etag = remote.etag { headers.add(name: "ETag", value: etag) }
         if let modified = remote.lastModified { headers.add(name: "Last-Modified", value: modified) }
         let range: Range<Int64>
@@ -168,8 +178,6 @@ final class PlayerConnection: ChannelInboundHandler {
         case .unsatisfiable:
             headers.add(name: "Content-Range", value: "bytes */\(length)")
             return fail(.rangeNotSatisfiable, "range not satisfiable (length \(length))", head, context, headers: headers)
-        case .malformed:
-            return fail(.badRequest, "malformed Range header", head, context)
         }
         headers.add(name: "Content-Length", value: String(range.count))
         guard head.method == .GET, !range.isEmpty else {
@@ -177,7 +185,7 @@ final class PlayerConnection: ChannelInboundHandler {
         }
         let file = open(entry.path + ".part", O_RDONLY | O_CLOEXEC)
         guard file >= 0 else { return fail(.internalServerError, "cannot open the cache file", head, context) }
-        keepAliveHeaders(&headers, head)
+        commonHeaders(&headers, head)
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
         body = Body(
             entry: entry, version: version, reader: entry.join(at: range.lowerBound), file: file, offset: range.lowerBound,
@@ -217,6 +225,7 @@ final class PlayerConnection: ChannelInboundHandler {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/event-stream")
         headers.add(name: "Cache-Control", value: "no-cache")
+        commonHeaders(&headers, head)
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: ": vfetch\n\n")))), promise: nil)
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -334,14 +343,20 @@ final class PlayerConnection: ChannelInboundHandler {
         _ context: ChannelHandlerContext
     ) {
         var headers = headers
-        keepAliveHeaders(&headers, head)
+        commonHeaders(&headers, head)
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil) }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !head.isKeepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
     }
 
-    private func keepAliveHeaders(_ headers: inout HTTPHeaders, _ head: HTTPRequestHead) {
+    /// What every answer carries: no answer is ever sniffed into a page or runs as one, and the
+    /// connection's keep-alive.
+    private func commonHeaders(_ headers: inout HTTPHeaders, _ head: HTTPRequestHead) {
+        headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
+        if !headers.contains(name: "Content-Security-Policy") {
+            headers.add(name: "Content-Security-Policy", value: "sandbox; default-src 'none'")
+        }
         if !head.isKeepAlive {
             headers.replaceOrAdd(name: "Connection", value: "close")
         } else if head.version.major == 1 && head.version.minor == 0 {

@@ -32,3 +32,39 @@ import Testing
         #expect(throws: (any Error).self) { try CacheIndex(decoding: Data("{".utf8)) }
     }
 }
+
+@Suite struct CacheKeyTests {
+    @Test func aPlayersKeyIsScopedToTheURLsPath() {
+        let a = CacheIndex.key(url: "https://cdn.example/film.mp4?sig=1", playerKey: "film")
+        #expect(a == CacheIndex.key(url: "https://user:pw@cdn.example/film.mp4?sig=2#t=5", playerKey: "film"))
+        #expect(a != CacheIndex.key(url: "https://cdn.example/other.mp4?sig=1", playerKey: "film"))
+        #expect(a != CacheIndex.key(url: "https://evil.example/film.mp4", playerKey: "film"))
+        #expect(!a.contains("pw"))
+        // Without a key the URL is the key; a key never equals another URL's own key.
+        let url = "https://cdn.example/film.mp4"
+        #expect(CacheIndex.key(url: url, playerKey: nil) == url)
+        #expect(CacheIndex.key(url: url, playerKey: "") == url)
+        #expect(CacheIndex.key(url: "https://evil.example/x", playerKey: url) != url)
+    }
+}
+
+@Suite struct ServedContentTypeTests {
+    @Test(arguments: [
+        ("video/mp4", ServedContentType.media("video/mp4")),
+        ("Video/MP4; codecs=\"avc1\"", .media("video/mp4")),
+        ("application/vnd.apple.mpegurl", .media("application/vnd.apple.mpegurl")),
+        ("application/dash+xml", .media("application/dash+xml")),
+        ("audio/x-<script>", .opaque),
+        ("text/html; charset=utf-8", .page("text/html")),
+        ("application/xhtml+xml", .page("application/xhtml+xml")),
+        ("image/svg+xml", .page("image/svg+xml")),
+        ("text/xml", .page("text/xml")),
+        ("application/javascript", .page("application/javascript")),
+        ("text/plain", .opaque),
+        ("application/octet-stream", .opaque),
+        ("", .opaque),
+    ] as [(String, ServedContentType)])
+    func classifies(type: String, expected: ServedContentType) {
+        #expect(ServedContentType(origin: type) == expected)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vfetch serve` attacked as a web page and a lying origin would attack it: each test failed
+/// before its fix.
+@Suite struct HostileServeTests {
+    /// curl's answer for `arguments`: the headers, then the status code; the body goes to `body`.
+    func curl(_ arguments: [String], body: String) async throws -> String {
+        try await run("/usr/bin/curl", ["-s", "-o", body, "-D", "-", "-w", "%{http_code}"] + arguments).standardOutput
+    }
+
+    @Test func anOriginsWebPageNeverRunsInTheServersOrigin() async throws {
+        try await ServeTests().withServer { (origin, server, directory) async throws -> Void in
+            let body = directory + "/body"
+            var page = OriginBehavior()
+            page.contentType = "text/html; charset=utf-8"
+            origin.publish("/page", Array("<script>fetch('/status')</script>".utf8), behavior: page)
+            var svg = OriginBehavior()
+            svg.contentType = "image/svg+xml"
+            origin.publish("/image", Array("<svg xmlns='http://www.w3.org/2000/svg'><script>1</script></svg>".utf8), behavior: svg)
+            for path in ["/page", "/image"] {
+                let answer = try await curl([server.stream(origin.url(path))], body: body)
+                #expect(answer.hasSuffix("502"), "\(path): \(answer)")
+                #expect(answer.contains("X-Content-Type-Options: nosniff"))
+                let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: body)), as: UTF8.self)
+                #expect(!text.contains("<script>") && text.contains("not media"), "\(text)")
+            }
+            // Passive bytes that are not media: a download, never sniffed, sandboxed.
+            var notes = OriginBehavior()
+            notes.contentType = "text/plain"
+            origin.publish("/notes", Array("<html><script>1</script>".utf8), behavior: notes)
+            let opaque = try await curl([server.stream(origin.url("/notes"))], body: body)
+            #expect(opaque.hasSuffix("200"))
+            #expect(opaque.contains("Content-Type: application/octet-stream"))
+            #expect(opaque.contains("Content-Disposition: attachment"))
+            #expect(opaque.contains("Content-Security-Policy: sandbox; default-src 'none'"))
+            // Media keeps its type, with the same protections.
+            origin.publish("/clip.mp4", randomBytes(4096, seed: 1))
+            let media = try await curl([server.stream(origin.url("/clip.mp4"))], body: body)
+            #expect(media.hasSuffix("200") && media.contains("Content-Type: video/mp4"))
+            #expect(media.contains("X-Content-Type-Options: nosniff") && media.contains("Content-Security-Policy: sandbox"))
+        }
+    }
+
+    @Test func aPlayersKeyNeverLetsOneURLReadAnothersBytes() async throws {
+        let a = randomBytes(1 << 20, seed: 21)
+        let b = randomBytes(1 << 20, seed: 22)
+        try await ServeTests().withServer { (origin, server, directory) async throws -> Void in
+            origin.publish("/a.bin", a)
+            origin.publish("/b.bin", b)
+            let body = directory + "/body"
+            // A page fills an entry with A's bytes under B's URL as its key…
+            #expect(try await curl([server.stream(origin.url("/a.bin"), key: origin.url("/b.bin"))], body: body).hasSuffix("200"))
+            #expect(try sha256(file: body) == sha256(a))
+            // …and a player asking for B gets B, now and after the first entry is complete.
+            #expect(try await curl([server.stream(origin.url("/b.bin"))], body: body).hasSuffix("200"))
+            #expect(try sha256(file: body) == sha256(b))
+            #expect(try await curl([server.stream(origin.url("/b.bin"), key: origin.url("/b.bin"))], body: body).hasSuffix("200"))
+            #expect(try sha256(file: body) == sha256(b))
+            // A key still joins URLs that differ only in their query, as signed links do.
+            #expect(try await curl([server.stream(origin.url("/a.bin?sig=1"), key: "movie")], body: body).hasSuffix("200"))
+            let served = origin.bytesServed("/a.bin")
+            #expect(try await server.waitForEntry(origin.url("/a.bin?sig=1")) { $0["complete"] as? Bool == true })
+            #expect(try await curl([server.stream(origin.url("/a.bin?sig=2"), key: "movie")], body: body).hasSuffix("200"))
+            #expect(try sha256(file: body) == sha256(a))
+            #expect(origin.bytesServed("/a.bin") <= served + a.count, "the second signature read the same entry")
+        }
+    }
+
+    @Test func theHostCheckHoldsOnEveryAddressAndOneHostHeaderOnly() async throws {
+        try await ServeTests().withServer(["--host", "127.0.0.2"]) { (origin, server, directory) async throws -> Void in
+            origin.publish("/f.bin", randomBytes(4096, seed: 3))
+            let url = server.stream(origin.url("/f.bin"))
+            let port = try #require(server.base.split(separator: ":").last)
+            let body = directory + "/body"
+            #expect(try await curl([url], body: body).hasSuffix("200"))
+            #expect(try await curl(["-H", "Host: localhost:\(port)", url], body: body).hasSuffix("200"))
+            #expect(try await curl(["-H", "Host: evil.example:\(port)", url], body: body).hasSuffix("403"))
+            #expect(try await curl(["-H", "Host: 127.0.0.2:1", url], body: body).hasSuffix("403"))
+            let twice = try exchange(
+                "GET /status HTTP/1.1\r\nHost: 127.0.0.2:\(port)\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+                host: "127.0.0.2", port: Int(port)!)
+            #expect(twice.hasPrefix("HTTP/1.1 400"), "\(twice)")
+        }
+    }
+}
+
+/// Sends `request` as it is over one TCP connection and returns all the server answers until it closes.
+func exchange(_ request: String, host: String, port: Int) throws -> String {
+    let fd = try connectedSocket(host: host, port: port)
+    defer { close(fd) }
+    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+    var answer: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = recv(fd, &buffer, buffer.count, 0)
+        if count <= 0 { break }
+        answer += buffer[..<count]
+    }
+    return String(decoding: answer, as: UTF8.self)
+}
+
+/// A TCP socket connected to an IPv4 `host`:`port`.
+func connectedSocket(host: String, port: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    inet_pton(AF_INET, host, &address.sin_addr)
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard fd >= 0, connected == 0 else {
+        close(fd)
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+    return fd
+}
