@@ -25,6 +25,9 @@ static inline CURLcode ccurl_easy_setopt_header_callback(
     CURL *h, size_t (*f)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, f);
 }
+static inline CURLcode ccurl_easy_setopt_opensocket_callback(CURL *h, curl_opensocket_callback f) {
+    return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, f);
+}
 static inline CURLcode ccurl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) {
     return curl_easy_getinfo(h, i, v);
 }

@@ -99,6 +99,12 @@ final class EasyHandle {
         try set(CURLOPT_HEADERDATA, pointer: userdata)
     }
 
+    /// Connects only to public addresses, whatever a name resolves to and wherever a redirect
+    /// leads: libcurl asks before every connection (`CURLOPT_OPENSOCKETFUNCTION`).
+    func refusePrivateAddresses() throws {
+        try Curl.check(ccurl_easy_setopt_opensocket_callback(raw, openPublicSocket), "CURLOPT_OPENSOCKETFUNCTION")
+    }
+
     func info(_ item: CURLINFO) -> Int {
         var value = 0
         return ccurl_easy_getinfo_long(raw, item, &value) == CURLE_OK ? value : 0
@@ -208,4 +214,22 @@ extension MultiHandle: Sendable {}
 /// Wakes `curl_multi_poll` from any thread (`curl_multi_wakeup` is documented as thread-safe).
 func curlMultiWakeup(_ multi: UnsafeMutableRawPointer) {
     curl_multi_wakeup(multi)
+}
+
+/// Opens the socket libcurl asks for only when its address is public; otherwise the connection
+/// fails as if refused.
+private let openPublicSocket: curl_opensocket_callback = { _, _, address in
+    guard let address else { return CURL_SOCKET_BAD }
+    let (family, type, proto) = (address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+    // `addr` is the start of a sockaddr_in or sockaddr_in6 of `addrlen` bytes.
+    let start = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \.addr)!
+    let bytes = Array(UnsafeRawBufferPointer(start: start, count: Int(address.pointee.addrlen)))
+    let isPublic =
+        switch family {
+        case AF_INET where bytes.count >= 8: NetworkAddress.isPublic(ipv4: Array(bytes[4..<8]))
+        case AF_INET6 where bytes.count >= 24: NetworkAddress.isPublic(ipv6: Array(bytes[8..<24]))
+        default: false
+        }
+    guard isPublic else { return CURL_SOCKET_BAD }
+    return socket(family, type | Int32(SOCK_CLOEXEC.rawValue), proto)
 }

@@ -20,6 +20,9 @@ public struct DownloadOptions: Sendable, Equatable {
     public var credentials: String?
     /// A proxy URL; without one, libcurl honours `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy`.
     public var proxy: String?
+    /// Connect only to public addresses: never to loopback, private or link-local ones, checked on
+    /// the address each connection goes to, after every redirect (serve, for web pages' requests).
+    public var publicAddressesOnly = false
     /// Skip TLS certificate verification.
     public var insecure = false
     /// A PEM bundle of CA certificates to trust.

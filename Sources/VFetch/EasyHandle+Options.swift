@@ -20,6 +20,7 @@ extension EasyHandle {
         if let cookies = options.cookieFile { try set(CURLOPT_COOKIEFILE, cookies) }
         if let credentials = options.credentials { try set(CURLOPT_USERPWD, credentials) }
         if let proxy = options.proxy { try set(CURLOPT_PROXY, proxy) }
+        if options.publicAddressesOnly { try refusePrivateAddresses() }
         if options.insecure {
             try set(CURLOPT_SSL_VERIFYPEER, false)
             try set(CURLOPT_SSL_VERIFYHOST, 0)

@@ -54,6 +54,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' for the origin (repeatable).")
     var header: [String] = []
 
+    @Flag(name: .customLong("deny-private"), help: "Never fetch from loopback, private or link-local addresses (web pages' requests never do).")
+    var denyPrivate = false
+
     @Option(name: .customLong("max-downloads"), help: "Background downloads (`vfetch add`) running at once at most.")
     var maxDownloads = 3
 
@@ -87,6 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
         settings.prefetch = prefetch
         settings.download.connections = connections
         settings.download.headers = header
+        settings.download.publicAddressesOnly = denyPrivate
         let cache = PlayerCache(directory: directory, settings: settings)
         var queueSettings = DownloadService.Settings()
         queueSettings.maxConcurrent = maxDownloads

@@ -32,6 +32,9 @@ final class CacheEntry: Sendable {
     private struct State {
         /// The URL readers asked for last: a signed URL's latest signature.
         var url: String
+        /// Whether the reader that asked last was a web page: the next download connects only to
+        /// public addresses.
+        var publicOnly = false
         var version = 0
         var download: Download?
         var demand: ReaderDemand?
@@ -66,11 +69,13 @@ final class CacheEntry: Sendable {
     }
 
     /// The remote file's facts and the download version to serve, once its download has probed it (at
-    /// once when already known). `url` is what the reader asked for, the key's latest URL.
-    func open(url: String, on loop: any EventLoop) -> EventLoopFuture<(RemoteInfo, version: Int)> {
+    /// once when already known). `url` is what the reader asked for, the key's latest URL;
+    /// `publicOnly` when a web page asked, so a download it starts reaches only public addresses.
+    func open(url: String, publicOnly: Bool, on loop: any EventLoop) -> EventLoopFuture<(RemoteInfo, version: Int)> {
         let promise = loop.makePromise(of: (RemoteInfo, version: Int).self)
         let known: (RemoteInfo, Int)? = state.withLock { state in
             state.url = url
+            state.publicOnly = publicOnly
             // A complete entry is checked again after a while, but not under readers of it.
             let fresh = state.validated.map { ContinuousClock.now - $0 < Self.revalidateAfter } ?? false
             if let remote = state.remote, state.download != nil || (state.complete && (fresh || !state.readers.isEmpty)) {
@@ -193,6 +198,7 @@ final class CacheEntry: Sendable {
         var options = options
         options.stream = true  // head and tail first, then the MP4 index
         options.overwrite = true
+        options.publicAddressesOnly = options.publicAddressesOnly || state.publicOnly
         let version = state.version + 1
         let demand = ReaderDemand(prefetch: prefetch) { [weak self] written in self?.wrote(written, version: version) }
         for (reader, offset) in state.readers { demand.setPosition(offset, of: reader) }

@@ -16,6 +16,12 @@ package final class PlayerCache: Sendable {
     package let directory: CacheDirectory
     package let settings: Settings
     private let entries = Mutex<[String: CacheEntry]>([:])
+    /// Keys whose origin failed lately, with the message and until when it is given again without
+    /// asking the origin: a player retrying a dead URL gets it at once, and failed URLs leave nothing
+    /// on disk, however many a page sends.
+    private let failures = Mutex<[String: Failure]>([:])
+    static let failureMemory: Duration = .seconds(5)
+    static let maxFailures = 256
 
     package init(directory: CacheDirectory, settings: Settings) {
         self.directory = directory
@@ -35,6 +41,43 @@ package final class PlayerCache: Sendable {
         }
         if isNew { Task { self.trim() } }  // disk work, off the event loop
         return entry
+    }
+
+    private struct Failure {
+        var message: String
+        var until: ContinuousClock.Instant
+        /// Met under a web page's rules (public addresses only): it tells nothing about a player's request.
+        var publicOnly: Bool
+    }
+
+    /// Why `key`'s origin failed, if it did less than `failureMemory` ago for a request like this.
+    func recentFailure(key: String, publicOnly: Bool) -> String? {
+        let now = ContinuousClock.now
+        return failures.withLock { failures in
+            guard let failure = failures[key], failure.until > now, publicOnly || !failure.publicOnly else { return nil }
+            return failure.message
+        }
+    }
+
+    /// The origin failed before `entry` (of `key`) had any byte: remembered for a few seconds, and
+    /// the entry is forgotten unless someone else uses it meanwhile.
+    func failed(_ entry: CacheEntry, key: String, publicOnly: Bool, message: String) {
+        let now = ContinuousClock.now
+        failures.withLock { failures in
+            failures = failures.filter { $0.value.until > now }
+            if failures.count >= Self.maxFailures, let oldest = failures.min(by: { $0.value.until < $1.value.until }) {
+                failures[oldest.key] = nil
+            }
+            failures[key] = Failure(message: message, until: now + Self.failureMemory, publicOnly: publicOnly)
+        }
+        Task {  // disk work, off the event loop
+            guard ((try? PartialDownload(outputPath: entry.path))?.bytesDone ?? 0) == 0 else { return }
+            entries.withLock { entries in
+                guard entries[entry.id] === entry, !entry.isInUse else { return }
+                entries[entry.id] = nil
+                directory.remove(entry.id)
+            }
+        }
     }
 
     /// Evicts least recently used entries nobody reads or writes until the cache fits.

@@ -111,7 +111,11 @@ final class PlayerConnection: ChannelInboundHandler {
             }
             guard isFetchableURL(url) else { return fail(.badRequest, "not an http or https URL: \(url)", head, context) }
             let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
-            stream(cache.entry(key: key, url: url), url: url, head, context)
+            let fromPage = isFromWebPage(head)
+            if let failure = cache.recentFailure(key: key, publicOnly: fromPage) {
+                return fail(.badGateway, failure, head, context)
+            }
+            stream(cache.entry(key: key, url: url), key: key, url: url, fromPage: fromPage, head, context)
         case "/status":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
             let current = generation
@@ -128,17 +132,42 @@ final class PlayerConnection: ChannelInboundHandler {
         }
     }
 
-    private func stream(_ entry: CacheEntry, url: String, _ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+    private func stream(
+        _ entry: CacheEntry, key: String, url: String, fromPage: Bool, _ head: HTTPRequestHead,
+        _ context: ChannelHandlerContext
+    ) {
         let current = generation
-        entry.open(url: url, on: context.eventLoop).assumeIsolated().whenComplete { result in
-            guard current == self.generation, context.channel.isActive else { return }
+        let cache = cache
+        entry.open(url: url, publicOnly: fromPage, on: context.eventLoop).assumeIsolated().whenComplete { result in
             switch result {
             case .failure(let error):
-                self.fail(.badGateway, "origin: \(error)", head, context)
+                var message = "origin: \(error)"
+                if fromPage, case .connectFailed = error as? DownloadError {
+                    message += " (a web page's request reaches only public addresses)"
+                }
+                cache.failed(entry, key: key, publicOnly: fromPage, message: message)
+                guard current == self.generation, context.channel.isActive else { return }
+                self.fail(.badGateway, message, head, context)
             case .success(let (remote, version)):
+                guard current == self.generation, context.channel.isActive else { return }
                 self.answer(head, entry: entry, remote: remote, version: version, context: context)
             }
         }
+    }
+
+    /// Whether a web page sent this request (a `<video>` or a script on some site) rather than a
+    /// player or this server's own page: browsers say so in `Sec-Fetch-Site`, and name the page's
+    /// origin in `Origin` on CORS requests.
+    private func isFromWebPage(_ head: HTTPRequestHead) -> Bool {
+        if let site = head.headers.first(name: "Sec-Fetch-Site")?.lowercased(), site == "cross-site" || site == "same-site" {
+            return true
+        }
+        guard let origin = head.headers.first(name: "Origin") else { return false }
+        let authority = URLComponents(string: origin).map { components in
+            let host = components.host ?? ""
+            return (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (components.port.map { ":\($0)" } ?? "")
+        }
+        return !(origin.hasPrefix("http://") && hosts.allows(authority))
     }
 
     private func answer(

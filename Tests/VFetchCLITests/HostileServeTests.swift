@@ -88,6 +88,48 @@ import Glibc
             #expect(twice.hasPrefix("HTTP/1.1 400"), "\(twice)")
         }
     }
+
+    @Test func aWebPagesRequestNeverMakesTheServerFetchFromAPrivateAddress() async throws {
+        let bytes = randomBytes(64 << 10, seed: 31)
+        try await ServeTests().withServer { (origin, server, directory) async throws -> Void in
+            origin.publish("/f.bin", bytes)
+            origin.publish("/g.bin", bytes)
+            let body = directory + "/body"
+            // The origin is on loopback: a page's <video> (Sec-Fetch-Site) or fetch (Origin) gets nothing.
+            let video = try await curl(["-H", "Sec-Fetch-Site: cross-site", server.stream(origin.url("/f.bin"))], body: body)
+            #expect(video.hasSuffix("502"), "\(video)")
+            #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: body)), as: UTF8.self).contains("public addresses"))
+            let fetch = try await curl(["-H", "Origin: https://evil.example", server.stream(origin.url("/g.bin"))], body: body)
+            #expect(fetch.hasSuffix("502"), "\(fetch)")
+            #expect(origin.requests.isEmpty, "the origin saw no request")
+            // A player asking directly, or the user typing the URL, still may.
+            #expect(try await curl(["-H", "Sec-Fetch-Site: none", server.stream(origin.url("/g.bin"))], body: body).hasSuffix("200"))
+            #expect(try sha256(file: body) == sha256(bytes))
+        }
+        try await ServeTests().withServer(["--deny-private"]) { (origin, server, directory) async throws -> Void in
+            origin.publish("/f.bin", bytes)
+            #expect(try await curl([server.stream(origin.url("/f.bin"))], body: directory + "/body").hasSuffix("502"))
+            #expect(origin.requests.isEmpty)
+        }
+    }
+
+    @Test func failedURLsLeaveNothingBehindAndAreNotAskedAgainAtOnce() async throws {
+        try await ServeTests().withServer { (origin, server, directory) async throws -> Void in
+            let body = directory + "/body"
+            for number in 0..<40 {
+                #expect(try await curl([server.stream(origin.url("/missing-\(number)"))], body: body).hasSuffix("502"))
+            }
+            // A player retrying a dead URL gets the error without another request to the origin.
+            let asked = origin.requests.count
+            #expect(try await curl([server.stream(origin.url("/missing-0"))], body: body).hasSuffix("502"))
+            #expect(origin.requests.count == asked)
+            try await Task.sleep(for: .milliseconds(500))  // the entries are forgotten off the event loop
+            let entries = try await server.status()["entries"] as? [[String: Any]]
+            #expect(entries?.count == 0, "\(entries ?? [])")
+            let files = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory)
+            #expect(!files.contains { $0.hasSuffix(".part") || $0.hasSuffix(".vfetch") }, "\(files)")
+        }
+    }
 }
 
 /// Sends `request` as it is over one TCP connection and returns all the server answers until it closes.

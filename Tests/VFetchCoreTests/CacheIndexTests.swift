@@ -68,3 +68,28 @@ import Testing
         #expect(ServedContentType(origin: type) == expected)
     }
 }
+
+@Suite struct NetworkAddressTests {
+    @Test(arguments: [
+        ([8, 8, 8, 8], true), ([93, 184, 216, 34], true), ([172, 32, 0, 1], true), ([100, 128, 0, 1], true),
+        ([127, 0, 0, 1], false), ([10, 1, 2, 3], false), ([172, 16, 0, 1], false), ([172, 31, 255, 255], false),
+        ([192, 168, 1, 1], false), ([169, 254, 169, 254], false), ([0, 0, 0, 0], false), ([100, 64, 0, 1], false),
+        ([224, 0, 0, 1], false), ([255, 255, 255, 255], false),
+    ] as [([UInt8], Bool)])
+    func ipv4(address: [UInt8], isPublic: Bool) {
+        #expect(NetworkAddress.isPublic(ipv4: address) == isPublic)
+    }
+
+    @Test func ipv6() {
+        func v6(_ prefix: [UInt8], _ tail: [UInt8] = []) -> [UInt8] { prefix + [UInt8](repeating: 0, count: 16 - prefix.count - tail.count) + tail }
+        #expect(NetworkAddress.isPublic(ipv6: v6([0x26, 0x06, 0x47, 0x00], [1])))
+        #expect(!NetworkAddress.isPublic(ipv6: v6([], [1])))  // ::1
+        #expect(!NetworkAddress.isPublic(ipv6: v6([])))  // ::
+        #expect(!NetworkAddress.isPublic(ipv6: v6([0xFE, 0x80], [1])))  // link-local
+        #expect(!NetworkAddress.isPublic(ipv6: v6([0xFD, 0x12], [1])))  // unique local
+        #expect(!NetworkAddress.isPublic(ipv6: v6([0x20, 0x01, 0x0D, 0xB8], [1])))  // documentation
+        #expect(!NetworkAddress.isPublic(ipv6: v6([], [0xFF, 0xFF, 127, 0, 0, 1])))  // ::ffff:127.0.0.1
+        #expect(NetworkAddress.isPublic(ipv6: v6([], [0xFF, 0xFF, 8, 8, 8, 8])))
+        #expect(!NetworkAddress.isPublic(ipv6: v6([0x00, 0x64, 0xFF, 0x9B], [192, 168, 0, 1])))  // NAT64
+    }
+}
