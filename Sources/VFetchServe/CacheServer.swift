@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import NIOCore
 import Synchronization
+import VFetchCore
 import NIOHTTP1
 import NIOPosix
 
@@ -35,6 +37,7 @@ package final class CacheServer: Sendable {
         let threadPool = NIOThreadPool(numberOfThreads: 2)
         threadPool.start()
         let hosts = HostAllowList()
+        let connections = OpenConnections()
         do {
             let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 256)
@@ -45,7 +48,8 @@ package final class CacheServer: Sendable {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(
                             PlayerConnection(
-                                cache: cache, threadPool: threadPool, downloads: downloads, token: token, hosts: hosts))
+                                cache: cache, threadPool: threadPool, downloads: downloads, token: token, hosts: hosts,
+                                connections: connections))
                     }
                 }
                 .bind(host: host, port: port)
@@ -119,4 +123,46 @@ final class HostAllowList: Sendable {
         var v6 = in6_addr()
         return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
     }
+}
+
+/// Every open player connection, so that too many close the idle ones first (see `ConnectionTable`).
+final class OpenConnections: Sendable {
+    private let table: Mutex<(connections: ConnectionTable<ObjectIdentifier>, channels: [ObjectIdentifier: any Channel])>
+
+    /// As many connections as half the descriptors this process may open: the other half is for
+    /// cache files and the origin's connections.
+    init() {
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        // Ask for what the system allows (as Go and nginx do): the soft limit is often far below it.
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = min(limit.rlim_max, 1 << 16)
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        let capacity = Int(min(limit.rlim_cur, 1 << 16)) / 2
+        table = Mutex((ConnectionTable(capacity: capacity), [:]))
+    }
+
+    func accepted(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        let closing = table.withLock { table in
+            table.channels[id] = channel
+            return table.connections.accepted(id, now: Self.now).compactMap { table.channels.removeValue(forKey: $0) }
+        }
+        for channel in closing { channel.close(promise: nil) }
+    }
+
+    func busy(_ channel: any Channel) { table.withLock { $0.connections.busy(ObjectIdentifier(channel)) } }
+
+    func idle(_ channel: any Channel) { table.withLock { $0.connections.idle(ObjectIdentifier(channel), now: Self.now) } }
+
+    func closed(_ channel: any Channel) {
+        table.withLock { table in
+            table.connections.closed(ObjectIdentifier(channel))
+            table.channels[ObjectIdentifier(channel)] = nil
+        }
+    }
+
+    private static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }

@@ -40,6 +40,9 @@ final class PlayerConnection: ChannelInboundHandler {
     /// What API clients must send as `Authorization: Bearer TOKEN`.
     private let token: String
     private let hosts: HostAllowList
+    private let connections: OpenConnections
+    /// Closes the connection when no request arrives for `idleTimeout`.
+    private var idleTimer: Scheduled<Void>?
     private var requestHead: HTTPRequestHead?
     private var requestBody: [UInt8] = []
     /// The event stream being sent, if this connection carries one.
@@ -48,17 +51,34 @@ final class PlayerConnection: ChannelInboundHandler {
     /// Bumped per response, so a late callback of an earlier one does nothing.
     private var generation = 0
 
-    init(cache: PlayerCache, threadPool: NIOThreadPool, downloads: DownloadService, token: String, hosts: HostAllowList) {
+    /// A connection with no request for this long (or sending one slower) is closed, as nginx's
+    /// client_header_timeout and keepalive_timeout do; players open another when they need one.
+    static let idleTimeout: TimeAmount = .seconds(30)
+
+    init(
+        cache: PlayerCache, threadPool: NIOThreadPool, downloads: DownloadService, token: String, hosts: HostAllowList,
+        connections: OpenConnections
+    ) {
         self.hosts = hosts
+        self.connections = connections
         self.cache = cache
         self.threadPool = threadPool
         self.downloads = downloads
         self.token = token
     }
 
+    func channelActive(context: ChannelHandlerContext) {
+        connections.accepted(context.channel)
+        waitForRequest(context)
+        context.fireChannelActive()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            idleTimer?.cancel()
+            idleTimer = nil
+            connections.busy(context.channel)
             requestHead = head
             requestBody = []
         case .body(var part):
@@ -75,6 +95,8 @@ final class PlayerConnection: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         endBody()
+        idleTimer?.cancel()
+        connections.closed(context.channel)
         events?.cancel()
         context.fireChannelInactive()
     }
@@ -85,6 +107,14 @@ final class PlayerConnection: ChannelInboundHandler {
         // Players reset connections when they seek or quit: close quietly.
         endBody()
         context.close(promise: nil)
+    }
+
+    /// Between requests: idle, so first to go when there are too many connections, and closed
+    /// after `idleTimeout`.
+    private func waitForRequest(_ context: ChannelHandlerContext) {
+        connections.idle(context.channel)
+        idleTimer?.cancel()
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.idleTimeout) { context.close(promise: nil) }
     }
 
     // MARK: - Routing
@@ -281,6 +311,7 @@ final class PlayerConnection: ChannelInboundHandler {
             endBody()
             let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
             if !current.keepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+            waitForRequest(context)
             return
         }
         // Another download of the entry started (it may be another file): this response ends here.
@@ -377,6 +408,7 @@ final class PlayerConnection: ChannelInboundHandler {
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil) }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !head.isKeepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+        waitForRequest(context)
     }
 
     /// What every answer carries: no answer is ever sniffed into a page or runs as one, and the

@@ -121,13 +121,35 @@ import Glibc
             }
             // A player retrying a dead URL gets the error without another request to the origin.
             let asked = origin.requests.count
-            #expect(try await curl([server.stream(origin.url("/missing-0"))], body: body).hasSuffix("502"))
+            #expect(try await curl([server.stream(origin.url("/missing-39"))], body: body).hasSuffix("502"))
             #expect(origin.requests.count == asked)
             try await Task.sleep(for: .milliseconds(500))  // the entries are forgotten off the event loop
             let entries = try await server.status()["entries"] as? [[String: Any]]
             #expect(entries?.count == 0, "\(entries ?? [])")
             let files = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory)
             #expect(!files.contains { $0.hasSuffix(".part") || $0.hasSuffix(".vfetch") }, "\(files)")
+        }
+    }
+
+    @Test func silentSocketsBeyondTheDescriptorLimitDoNotKeepAPlayerOut() async throws {
+        let bytes = randomBytes(1 << 20, seed: 41)
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", bytes)
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache", fileLimit: 128)
+            let port = Int(server.base.split(separator: ":").last!)!
+            // 200 sockets that never finish a request: more than the server can hold open.
+            var silent: [Int32] = []
+            for number in 0..<200 {
+                guard let fd = try? connectedSocket(host: "127.0.0.1", port: port) else { continue }
+                if number.isMultiple(of: 2) { _ = send(fd, "GET / HTTP/1.1\r\nHost: 127", 25, 0) }
+                silent.append(fd)
+            }
+            defer { for fd in silent { close(fd) } }
+            let player = try await run(
+                "/usr/bin/curl", ["-s", "-m", "10", "-o", directory + "/body", "-w", "%{http_code}", server.stream(origin.url("/f.bin"))])
+            #expect(player.standardOutput == "200", "\(player.standardOutput) \(player.status)")
+            #expect(try sha256(file: directory + "/body") == sha256(bytes))
+            #expect(await server.stop() == 0)
         }
     }
 }

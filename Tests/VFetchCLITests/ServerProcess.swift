@@ -16,11 +16,18 @@ final class ServerProcess: Sendable {
         self.cacheDirectory = cacheDirectory
     }
 
-    /// Starts `vfetch serve --port 0 --cache-dir DIR ARGUMENTS` and waits for its address line.
-    static func start(cacheDirectory: String, _ arguments: [String] = []) async throws -> ServerProcess {
+    /// Starts `vfetch serve --port 0 --cache-dir DIR ARGUMENTS` (with at most `fileLimit` open
+    /// descriptors, as `ulimit -n` sets) and waits for its address line.
+    static func start(cacheDirectory: String, _ arguments: [String] = [], fileLimit: Int? = nil) async throws -> ServerProcess {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: vfetchBinary)
-        process.arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory] + arguments
+        let command = [vfetchBinary, "serve", "--port", "0", "--cache-dir", cacheDirectory] + arguments
+        if let fileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\""] + command
+        } else {
+            process.executableURL = URL(fileURLWithPath: vfetchBinary)
+            process.arguments = Array(command.dropFirst())
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
