@@ -22,6 +22,7 @@ bench:
 	Benchmarks/e2e.sh
 	Benchmarks/resume.sh
 	Benchmarks/playback.sh
+	Benchmarks/slowloris.sh
 
 bench-quick:
 	scripts/install-deps.sh bench
@@ -29,6 +30,7 @@ bench-quick:
 	Benchmarks/e2e.sh --quick
 	Benchmarks/resume.sh --quick
 	Benchmarks/playback.sh --quick
+	Benchmarks/slowloris.sh --quick
 
 bench-micro:
 	cd Benchmarks/Micro && $(SWIFT) package --disable-sandbox benchmark --no-progress
