@@ -103,9 +103,9 @@ struct GetCommand: AsyncParsableCommand {
         if let checksum, sha256Digest(fromChecksum: checksum) == nil {
             throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
         }
-        for line in header where !line.contains(":") {
-            throw ValidationError("header '\(line)' must look like 'Name: value'")
-        }
+        try RequestHeader.validate(header)
+        try RequestHeader.validate(userAgent, option: "user-agent")
+        try RequestHeader.validate(referer, option: "referer")
     }
 
     var downloadOptions: DownloadOptions {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VFetch
+import VFetchCore
 import VFetchServe
 
 /// Where a player cache lives, and how its server is found: `server.json` in the cache directory.
@@ -66,10 +67,13 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
-        if maxDownloads < 1 { throw ValidationError("--max-downloads must be at least 1") }
-        for line in header where !line.contains(":") {
-            throw ValidationError("header '\(line)' must look like 'Name: value'")
+        if !DownloadQueue.concurrencyRange.contains(maxDownloads) {
+            throw ValidationError("--max-downloads must be between 1 and \(DownloadQueue.concurrencyRange.upperBound)")
         }
+        if let maxSpeed, !DownloadQueue.speedRange.contains(maxSpeed.bytes) {
+            throw ValidationError("--max-speed must be between 1 and 1T (bytes per second)")
+        }
+        try RequestHeader.validate(header)
     }
 
     func run() async throws {

@@ -4,6 +4,11 @@
 /// the actions it answers (start or stop a download), so the queue's rules are tested without
 /// sockets. It is saved as it is and, after a restart, `recover()` resumes it in order.
 package struct DownloadQueue: Codable, Sendable, Equatable {
+    /// How many downloads may run at once: `max_concurrent`, `--max-downloads`.
+    package static let concurrencyRange = 1...64
+    /// The overall speed limit in bytes per second: at least 1, at most 1 TiB/s.
+    package static let speedRange: ClosedRange<Int64> = 1...(1 << 40)
+
     package enum State: String, Codable, Sendable {
         case queued, running, paused, done, failed
     }
@@ -29,6 +34,23 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
             self.connections = connections
             self.headers = headers
             self.checksum = checksum
+        }
+
+        /// Connections per download, as on the command line.
+        package static let connectionRange = 1...256
+
+        /// What is wrong with the request, naming the field; nil when it can be queued.
+        package var problem: String? {
+            if !isFetchableURL(url) { return "url must be an http or https URL" }
+            if !output.hasPrefix("/") || output.contains("\0") { return "output must be an absolute path" }
+            if let connections, !Self.connectionRange.contains(connections) { return "connections must be between 1 and 256" }
+            for (index, header) in headers.enumerated() {
+                if let problem = RequestHeader.problem(header) { return "headers[\(index)] \(problem)" }
+            }
+            if let checksum, sha256Digest(fromChecksum: checksum) == nil {
+                return "checksum must be sha256= followed by 64 hex digits"
+            }
+            return nil
         }
     }
 
@@ -110,9 +132,9 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
         return schedule()
     }
 
-    /// At most `count` downloads run at once (at least 1); the latest started stop first.
+    /// At most `count` downloads run at once (clamped to `concurrencyRange`); the latest started stop first.
     package mutating func setMaxConcurrent(_ count: Int) -> [Action] {
-        maxConcurrent = max(1, count)
+        maxConcurrent = min(max(count, Self.concurrencyRange.lowerBound), Self.concurrencyRange.upperBound)
         return schedule()
     }
 

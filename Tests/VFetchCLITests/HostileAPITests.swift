@@ -29,6 +29,87 @@ import Glibc
 
     static let injected = "X-A: 1\r\nX-Injected: evil"
 
+    @Test func wrongTypesAndAbsurdNumbersGet400NamingTheField() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", randomBytes(64 << 10, seed: 170))
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
+            let valid: [String: Any] = ["url": origin.url("/f.bin"), "output": directory + "/f.bin"]
+            let downloads: [(String, [String: Any])] = [
+                ("url", ["url": 5]),
+                ("output", ["output": ["/a"]]),
+                ("output_is_directory", ["output_is_directory": "yes"]),
+                ("connections", ["connections": "4"]),
+                ("connections", ["connections": 1.5]),
+                ("connections", ["connections": Int.max]),
+                ("connections", ["connections": 0]),
+                ("headers", ["headers": "X-A: 1"]),
+                ("headers", ["headers": [1]]),
+                ("headers", ["headers": [Self.injected]]),
+                ("headers", ["headers": ["X-A: 1\u{0}"]]),
+                ("headers", ["headers": ["Bad Name: 1"]]),
+                ("checksum", ["checksum": 7]),
+                ("conections", ["conections": 4]),
+            ]
+            for (field, change) in downloads {
+                let answer = try await api(server, "POST", "/api/downloads", valid.merging(change) { $1 })
+                #expect(answer.status == 400, "\(change) was accepted")
+                #expect(answer.error.contains(field), "\(change): \(answer.error)")
+            }
+            let settings: [(String, [String: Any])] = [
+                ("max_concurrent", ["max_concurrent": Int.max]),
+                ("max_concurrent", ["max_concurrent": 65]),
+                ("max_concurrent", ["max_concurrent": "2"]),
+                ("max_bytes_per_second", ["max_bytes_per_second": 0]),
+                ("max_bytes_per_second", ["max_bytes_per_second": Int.max]),
+                ("max_bytes_per_second", ["max_bytes_per_second": "1M"]),
+                ("max_bytes_per_second", ["max_bytes_per_second": 2.5]),
+                ("max_speed", ["max_speed": 5]),
+            ]
+            for (field, body) in settings {
+                let answer = try await api(server, "PUT", "/api/settings", body)
+                #expect(answer.status == 400, "\(body) was accepted")
+                #expect(answer.error.contains(field), "\(body): \(answer.error)")
+            }
+            // Nothing of that reached the queue or its limits; sound requests still work.
+            #expect(try await api(server, "GET", "/api/downloads/1").status == 404)
+            #expect(try await api(server, "PUT", "/api/settings", ["max_concurrent": 64, "max_bytes_per_second": NSNull()]).status == 200)
+            let sound = valid.merging(["output_is_directory": false, "connections": 2, "headers": ["X-Fine: yes"]]) { $1 }
+            #expect(try await api(server, "POST", "/api/downloads", sound).status == 201)
+            #expect(try await vfetch(["wait", "--cache-dir", directory + "/cache"]).status == 0)
+            #expect(origin.requests.contains { $0.header("X-Fine") == "yes" })
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    @Test func aLineBreakInAHeaderNeverReachesTheOrigin() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", randomBytes(64 << 10, seed: 171))
+            let cache = directory + "/cache"
+            let server = try await ServerProcess.start(cacheDirectory: cache)
+            let url = origin.url("/f.bin")
+            let answer = try await api(server, "POST", "/api/downloads", ["url": url, "output": directory + "/api.bin", "headers": [Self.injected]])
+            #expect(answer.status == 400 && answer.error.contains("headers"), "\(answer)")
+            for arguments in [
+                ["get", url, "-o", directory + "/get.bin", "-H", Self.injected],
+                ["get", url, "-o", directory + "/get.bin", "-H", "X-A: 1\nX-Injected: evil"],
+                ["add", url, "-o", directory + "/add.bin", "-H", Self.injected, "--cache-dir", cache],
+            ] {
+                let refused = try await vfetch(arguments)
+                #expect(refused.status == 64, "\(arguments[0]): \(refused)")
+                #expect(refused.standardError.contains("header") && !refused.standardError.contains("\r"), "\(refused.standardError)")
+            }
+            // A server started with such a header would send it with every request: it does not start.
+            let serve = try await vfetch(
+                ["serve", "--port", "0", "--cache-dir", directory + "/other", "-H", Self.injected], interruptAfter: .seconds(5))
+            #expect(serve.status == 64, "\(serve)")
+            // Everything the server runs in the meantime is fine, and the origin never saw the injected line.
+            #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
+            #expect(!sawHeader(origin, "X-Injected"))
+            #expect(!exists(directory + "/get.bin") && !exists(directory + "/api.bin") && !exists(directory + "/add.bin"))
+            #expect(await server.stop() == 0)
+        }
+    }
+
     @Test func serverChosenNamesAreNeitherHiddenNorTooLongForTheDisk() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(64 << 10, seed: 178)
