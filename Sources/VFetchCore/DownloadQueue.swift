@@ -2,12 +2,15 @@
 ///
 /// A value-type state machine: the daemon tells it what the user asked and what ended, and does
 /// the actions it answers (start or stop a download), so the queue's rules are tested without
-/// sockets. It is saved as it is and, after a restart, `recover()` resumes it in order.
+/// sockets. It is saved as it is and, after a restart, `recover()` resumes it in order; a saved queue
+/// whose numbers or requests it could never have made itself does not decode (see `init(from:)`).
 package struct DownloadQueue: Codable, Sendable, Equatable {
     /// How many downloads may run at once: `max_concurrent`, `--max-downloads`.
     package static let concurrencyRange = 1...64
     /// The overall speed limit in bytes per second: at least 1, at most 1 TiB/s.
     package static let speedRange: ClosedRange<Int64> = 1...(1 << 40)
+    /// The highest number an ID may have: JSON numbers are exact up to here, and no queue counts that far.
+    package static let maxNumber = 1 << 53
 
     package enum State: String, Codable, Sendable {
         case queued, running, paused, done, failed
@@ -78,11 +81,46 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
 
     package init() {}
 
+    enum CodingKeys: String, CodingKey {
+        case items, maxConcurrent, maxBytesPerSecond, nextNumber
+    }
+
+    /// Decodes a saved queue, refusing one it could not have saved: a counter out of range or not past every
+    /// ID (the next add would overflow or give an ID twice), limits out of range, or a request the API would
+    /// refuse (such as a header with a line break). The caller sets such a queue aside.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        items = try container.decode([Item].self, forKey: .items)
+        maxConcurrent = try container.decode(Int.self, forKey: .maxConcurrent)
+        maxBytesPerSecond = try container.decodeIfPresent(Int64.self, forKey: .maxBytesPerSecond)
+        nextNumber = try container.decode(Int.self, forKey: .nextNumber)
+        if let damage {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: damage))
+        }
+    }
+
+    /// Why this queue cannot have been saved by `DownloadQueue`, or nil.
+    private var damage: String? {
+        guard (1...Self.maxNumber).contains(nextNumber) else { return "nextNumber \(nextNumber) is out of range" }
+        guard Self.concurrencyRange.contains(maxConcurrent) else { return "maxConcurrent \(maxConcurrent) is out of range" }
+        if let limit = maxBytesPerSecond, !Self.speedRange.contains(limit) {
+            return "maxBytesPerSecond \(limit) is out of range"
+        }
+        var seen: Set<String> = []
+        for item in items {
+            guard seen.insert(item.id).inserted else { return "ID \(item.id) appears twice" }
+            if let number = Int(item.id), number >= nextNumber { return "ID \(item.id) is not below nextNumber \(nextNumber)" }
+            if let problem = item.request.problem { return "download \(item.id): \(problem)" }
+        }
+        return nil
+    }
+
     package func item(_ id: String) -> Item? { items.first { $0.id == id } }
 
     package var running: [String] { items.filter { $0.state == .running }.map(\.id) }
 
-    /// Appends a download; returns its ID and what to do.
+    /// Appends a download; returns its ID and what to do. (The counter starts at most at `maxNumber`, 2^53:
+    /// no queue adds the 2^63 - 2^53 downloads it would take to overflow it.)
     package mutating func add(_ request: Request) -> (id: String, actions: [Action]) {
         let id = String(nextNumber)
         nextNumber += 1

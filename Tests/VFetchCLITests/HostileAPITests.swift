@@ -110,6 +110,25 @@ import Glibc
         }
     }
 
+    @Test func aQueueWithACounterAtItsEndIsQuarantinedNotACrash() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", randomBytes(64 << 10, seed: 172))
+            let cache = directory + "/cache"
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            let damaged = #"{"items": [], "maxConcurrent": 3, "nextNumber": 9223372036854775807}"#
+            try damaged.write(toFile: cache + "/queue.json", atomically: true, encoding: .utf8)
+            let server = try await ServerProcess.start(cacheDirectory: cache)
+            let added = try await vfetch(["add", origin.url("/f.bin"), "-o", directory + "/f.bin", "--cache-dir", cache])
+            #expect(added.status == 0, "\(added)")
+            #expect(added.standardOutput == "1\n", "the queue started over")
+            #expect(try String(contentsOfFile: cache + "/queue.json.damaged", encoding: .utf8) == damaged, "kept for a look")
+            #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
+            #expect(try await api(server, "GET", "/api/downloads/1").status == 200, "the server is still there")
+            #expect(await server.stop() == 0)
+            #expect(!exists(cache + "/server.json"))
+        }
+    }
+
     @Test func serverChosenNamesAreNeitherHiddenNorTooLongForTheDisk() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(64 << 10, seed: 178)
