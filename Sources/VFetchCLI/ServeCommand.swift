@@ -61,6 +61,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-speed"), help: "Overall speed limit of the background downloads in bytes per second (K, M, G).")
     var maxSpeed: ByteCount?
 
+    @Option(
+        name: .customLong("max-retry-wait"),
+        help: "Wait at most this many seconds for an origin's Retry-After (0-86400); a longer one fails the download.")
+    var maxRetryWait = DownloadOptions().maxRetryWait
+
     @Option(name: .customLong("on-complete"), help: "Run `CMD PATH URL` (through sh -c) after each finished background download.")
     var onComplete: String?
 
@@ -74,6 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-speed must be between 1 and 1T (bytes per second)")
         }
         try RequestHeader.validate(header)
+        try validateMaxRetryWait(maxRetryWait)
     }
 
     func run() async throws {
@@ -91,11 +97,13 @@ struct ServeCommand: AsyncParsableCommand {
         settings.prefetch = prefetch
         settings.download.connections = connections
         settings.download.headers = header
+        settings.download.maxRetryWait = maxRetryWait
         let cache = PlayerCache(directory: directory, settings: settings)
         var queueSettings = DownloadService.Settings()
         queueSettings.maxConcurrent = maxDownloads
         queueSettings.maxBytesPerSecond = maxSpeed?.bytes
         queueSettings.onComplete = onComplete
+        queueSettings.download.maxRetryWait = maxRetryWait
         let downloads = DownloadService(directory: location.cacheDirectory, settings: queueSettings)
         let server: CacheServer
         do {

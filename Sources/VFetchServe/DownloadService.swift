@@ -200,7 +200,10 @@ package actor DownloadService {
                 live[id]?.lastEvent = progress.seconds
                 broadcast("progress", describe(queue.item(id)!))
             }
-        case .notice, .finished:
+        case .notice(let message):
+            // Such as a wait for the origin's Retry-After, which would otherwise look like a stall.
+            broadcast("notice", ["id": id, "message": message])
+        case .finished:
             break
         }
     }

@@ -129,6 +129,76 @@ import Glibc
         }
     }
 
+    @Test func anOriginAskingToWaitAnHourFailsTheDownloadNamingIt() async throws {
+        try await withOrigin { origin, directory in
+            var hour = OriginBehavior()
+            hour.failFirst = 1000
+            hour.retryAfter = 3600
+            origin.publish("/hour.bin", randomBytes(64 << 10, seed: 173), behavior: hour)
+            let started = Date()
+            let failed = try await vfetch(["get", origin.url("/hour.bin"), "-o", directory + "/hour.bin"])
+            #expect(failed.status == 5, "\(failed)")
+            #expect(Date().timeIntervalSince(started) < 20)
+            #expect(failed.standardError.contains("Retry-After: 3600"), "\(failed.standardError)")
+            #expect(failed.standardError.split(separator: "\n").last?.hasPrefix("vfetch: ") == true)
+            #expect(!exists(directory + "/hour.bin.part"))
+
+            // A lower limit of the user's.
+            var minute = hour
+            minute.retryAfter = 60
+            origin.publish("/minute.bin", randomBytes(64 << 10, seed: 174), behavior: minute)
+            let limited = try await vfetch(["get", origin.url("/minute.bin"), "-o", directory + "/minute.bin", "--max-retry-wait", "30"])
+            #expect(limited.status == 5 && limited.standardError.contains("Retry-After: 60"), "\(limited)")
+            // Within it, the wait is honoured and shown.
+            var second = hour
+            second.failFirst = 1
+            second.retryAfter = 1
+            origin.publish("/second.bin", randomBytes(64 << 10, seed: 175), behavior: second)
+            let waited = try await vfetch(["get", origin.url("/second.bin"), "-o", directory + "/second.bin", "--max-retry-wait", "1"])
+            #expect(waited.status == 0, "\(waited)")
+            #expect(waited.standardError.contains("Retry-After"), "\(waited.standardError)")
+
+            for bad in ["-1", "soon", "1e9"] {
+                let usage = try await vfetch(["get", origin.url("/second.bin"), "--max-retry-wait=" + bad])
+                #expect(usage.status == 64 && usage.standardError.contains("--max-retry-wait"), "\(bad): \(usage)")
+                let serve = try await vfetch(
+                    ["serve", "--port", "0", "--cache-dir", directory + "/cache", "--max-retry-wait=" + bad], interruptAfter: .seconds(5))
+                #expect(serve.status == 64, "\(bad): \(serve)")
+            }
+        }
+    }
+
+    @Test func aQueuedDownloadThatWouldWaitAnHourFreesItsSlot() async throws {
+        try await withOrigin { origin, directory in
+            var hour = OriginBehavior()
+            hour.failFirst = 1000
+            hour.retryAfter = 3600
+            origin.publish("/hour.bin", randomBytes(64 << 10, seed: 176), behavior: hour)
+            origin.publish("/next.bin", randomBytes(64 << 10, seed: 177))
+            let cache = directory + "/cache"
+            let server = try await ServerProcess.start(cacheDirectory: cache, ["--max-downloads", "1"])
+            let added = try await vfetch(["add", origin.url("/hour.bin"), origin.url("/next.bin"), "-d", directory, "--cache-dir", cache])
+            #expect(added.standardOutput == "1\n2\n", "\(added)")
+            var states: [String: String] = [:]
+            var error = ""
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline, states["2"] != "done" {
+                try await Task.sleep(for: .milliseconds(200))
+                let listed = try await vfetch(["ls", "--json", "--cache-dir", cache])
+                for line in listed.standardOutput.split(separator: "\n") {
+                    guard let item = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                        let id = item["id"] as? String
+                    else { continue }
+                    states[id] = item["state"] as? String
+                    if id == "1" { error = item["error"] as? String ?? "" }
+                }
+            }
+            #expect(states == ["1": "failed", "2": "done"])
+            #expect(error.contains("Retry-After: 3600"), "\(error)")
+            #expect(await server.stop() == 0)
+        }
+    }
+
     @Test func serverChosenNamesAreNeitherHiddenNorTooLongForTheDisk() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(64 << 10, seed: 178)
