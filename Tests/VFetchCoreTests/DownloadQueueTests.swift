@@ -63,7 +63,7 @@ enum JSONRoundTrip {
     {
         Data(
             """
-            {"items": [{"id": "1", "state": "queued", "request": {"url": "http://h/a.mp4", "output": "/tmp/a.mp4",
+            {"items": [{"id": "1", "state": "queued", "request": {"url": "http://h/a.mp4", "output": "/videos/a.mp4",
               "outputIsDirectory": false, "connections": \(connections), "headers": \(headers)}}],
              "maxConcurrent": \(maxConcurrent), "maxBytesPerSecond": \(speed), "nextNumber": \(nextNumber)}
             """.utf8)
@@ -71,7 +71,7 @@ enum JSONRoundTrip {
 
     @Test func aSoundQueueLoadsAndNumbersOn() throws {
         var queue = try JSONDecoder().decode(DownloadQueue.self, from: saved())
-        let added = queue.add(DownloadQueue.Request(url: "http://h/b", output: "/tmp/b", outputIsDirectory: false))
+        let added = queue.add(DownloadQueue.Request(url: "http://h/b", output: "/videos/b", outputIsDirectory: false))
         #expect(added.id == "2")
     }
 
