@@ -12,6 +12,9 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     case connectFailed(String)
     /// The server answered with an error status.
     case httpStatus(Int, url: String)
+    /// The server answered with an error status whose `Retry-After` asks for a longer wait than
+    /// `DownloadOptions.maxRetryWait` (`limit`).
+    case retryAfterTooLong(Int, url: String, seconds: Double, limit: Double)
     /// The remote file is no longer the one the download started with.
     case remoteChanged(String)
     /// The server answered with something that is not the file (an HTML error page, a broken Content-Range).
@@ -40,6 +43,9 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badURL(let url): "bad URL: \(url)"
         case .connectFailed(let reason): "cannot connect: \(reason)"
         case .httpStatus(let status, let url): "HTTP \(status) \(Self.reason(status)) from \(url)"
+        case .retryAfterTooLong(let status, let url, let seconds, let limit):
+            "HTTP \(status) \(Self.reason(status)) from \(url) says Retry-After: \(Self.seconds(seconds.rounded(.up))) s, "
+                + "longer than vfetch waits (--max-retry-wait \(Self.seconds(limit)))"
         case .remoteChanged(let reason): "remote file changed: \(reason)"
         case .badResponse(let reason): "bad response: \(reason)"
         case .outputNotWritable(let reason): "cannot write output: \(reason)"
@@ -57,6 +63,11 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     static func forOutput(errno code: Int32, path: String) -> DownloadError {
         if code == ENOSPC || code == EDQUOT { return .diskFull(path) }
         return .outputNotWritable("\(path): \(String(cString: strerror(code)))")
+    }
+
+    /// Whole seconds as a person writes them; a fraction only where there is one.
+    static func seconds(_ value: Double) -> String {
+        value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
     static func reason(_ status: Int) -> String {

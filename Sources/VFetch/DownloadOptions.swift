@@ -32,6 +32,9 @@ public struct DownloadOptions: Sendable, Equatable {
     public var httpVersion = HTTPVersion.http2
     /// Failed attempts in a row, without progress, one segment may take.
     public var retries = 5
+    /// The longest `Retry-After` (of a 429, 503, …) worth waiting for, in seconds. An origin that asks for
+    /// more fails the download at once (`DownloadError.retryAfterTooLong`) instead of holding it silently.
+    public var maxRetryWait = 600.0
     public var connectTimeout = 15.0
     /// A transfer that receives no byte for this many seconds is retried.
     public var stallTimeout = 20.0

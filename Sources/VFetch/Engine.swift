@@ -47,6 +47,8 @@ final class Engine {
     var controller: ConnectionController?
     var probeFailures = 0
     var probeNotBefore = 0.0
+    /// Until when the last "waiting (Retry-After)" notice holds: one notice per wait, not one per segment.
+    var retryNoticeUntil = 0.0
     var connectionsOpened = 0
     var peakConnections = 0
     var lastTick = 0.0
@@ -236,11 +238,13 @@ final class Engine {
         }
         var configuration = SegmentScheduler.Configuration()
         configuration.minSplitSize = max(64 << 10, options.minSplitSize ?? minSplitSize(length: found.length))
-        configuration.retry.maxRetries = options.retries
+        configuration.retry = retryPolicy
         configuration.learnsBursts = options.maxBytesPerSecond == nil
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
-        controller = ConnectionController(.init(maximum: connectionLimit), now: now, bytesDone: resumed.count)
+        var control = ConnectionController.Configuration(maximum: connectionLimit)
+        control.maxRetryAfter = options.maxRetryWait
+        controller = ConnectionController(control, now: now, bytesDone: resumed.count)
         transfer.accepted = true
         if options.stream, found.acceptsRanges, let length = found.length { planPlayback(length: length) }
         events.yield(
@@ -305,7 +309,9 @@ final class Engine {
         guard let outcome = outcome(of: transfer, result: result) else { return }
         if let id = transfer.id {
             if scheduler?.transferEnded(id, outcome: outcome, now: now) == false {
-                fatal = fatal ?? lastFailure ?? .transferFailed("retries exhausted")
+                fatal = fatal ?? scheduler?.refusedRetryAfter.map(waitRefused) ?? lastFailure ?? .transferFailed("retries exhausted")
+            } else if case .failed(let after?) = outcome {
+                noteWait(after)
             }
         } else if transfer.isTail {
             // It never got its segment: the tail comes the usual way.
@@ -313,12 +319,33 @@ final class Engine {
         } else if case .failed(let after) = outcome {
             // The probe failed before the file was known: try it again, or give up.
             probeFailures += 1
-            if probeFailures > options.retries {
+            if retryPolicy.refuses(retryAfter: after), let after {
+                fatal = fatal ?? waitRefused(after)
+            } else if probeFailures > options.retries {
                 fatal = fatal ?? lastFailure ?? .transferFailed("retries exhausted")
             }
-            probeNotBefore = now + RetryPolicy(maxRetries: options.retries).delay(
-                afterFailures: probeFailures, retryAfter: after, jitter: Double.random(in: 0..<1))
+            probeNotBefore = now + retryPolicy.delay(afterFailures: probeFailures, retryAfter: after, jitter: Double.random(in: 0..<1))
+            if let after, fatal == nil { noteWait(after) }
         }
+    }
+
+    /// How failed requests are retried: `--retries`, and `Retry-After` up to `--max-retry-wait`.
+    var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: options.retries, maxRetryAfter: options.maxRetryWait) }
+
+    /// The error for an origin whose `Retry-After` asks for more than `--max-retry-wait`, naming its status.
+    func waitRefused(_ seconds: Double) -> DownloadError {
+        // The refused response set `lastFailure` just before.
+        guard case .httpStatus(let status, let url)? = lastFailure else {
+            return .transferFailed("Retry-After: \(DownloadError.seconds(seconds)) s is longer than vfetch waits (--max-retry-wait)")
+        }
+        return .retryAfterTooLong(status, url: url, seconds: seconds, limit: options.maxRetryWait)
+    }
+
+    /// Says once per wait that the origin's `Retry-After` holds the download, when it is long enough to notice.
+    func noteWait(_ seconds: Double) {
+        guard seconds >= 1, now >= retryNoticeUntil else { return }
+        retryNoticeUntil = now + seconds
+        events.yield(.notice("waiting \(DownloadError.seconds(seconds.rounded(.up))) s (Retry-After)"))
     }
 
     /// What a finished transfer means for its segment; nil when the download cannot go on.

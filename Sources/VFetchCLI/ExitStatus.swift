@@ -21,7 +21,7 @@ enum ExitStatus: Int32 {
             switch error {
             case .badURL: .badURL
             case .connectFailed: .connectFailed
-            case .httpStatus: .httpError
+            case .httpStatus, .retryAfterTooLong: .httpError
             case .remoteChanged: .remoteChanged
             case .outputNotWritable, .outputExists: .outputNotWritable
             case .diskFull: .diskFull

@@ -63,6 +63,11 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Retries per segment after failures without progress.")
     var retries = DownloadOptions().retries
 
+    @Option(
+        name: .customLong("max-retry-wait"),
+        help: "Wait at most this many seconds for a server's Retry-After (0-86400); a longer one fails the download (exit code 5).")
+    var maxRetryWait = DownloadOptions().maxRetryWait
+
     @Option(name: .customLong("connect-timeout"), help: "Seconds to wait for a connection.")
     var connectTimeout = DownloadOptions().connectTimeout
 
@@ -103,9 +108,10 @@ struct GetCommand: AsyncParsableCommand {
         if let checksum, sha256Digest(fromChecksum: checksum) == nil {
             throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
         }
-        for line in header where !line.contains(":") {
-            throw ValidationError("header '\(line)' must look like 'Name: value'")
-        }
+        try RequestHeader.validate(header)
+        try RequestHeader.validate(userAgent, option: "user-agent")
+        try RequestHeader.validate(referer, option: "referer")
+        try validateMaxRetryWait(maxRetryWait)
     }
 
     var downloadOptions: DownloadOptions {
@@ -123,6 +129,7 @@ struct GetCommand: AsyncParsableCommand {
         options.httpVersion = http11 ? .http1_1 : .http2
         options.sha256 = checksum.flatMap(sha256Digest(fromChecksum:))
         options.retries = max(0, retries)
+        options.maxRetryWait = maxRetryWait
         options.connectTimeout = connectTimeout
         options.stallTimeout = stallTimeout
         if let minSplit { options.minSplitSize = minSplit.bytes }

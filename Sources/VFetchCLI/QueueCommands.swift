@@ -86,6 +86,7 @@ struct AddCommand: ParsableCommand {
         if let checksum, sha256Digest(fromChecksum: checksum) == nil {
             throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
         }
+        try RequestHeader.validate(header)
     }
 
     func run() throws {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VFetch
+import VFetchCore
 import VFetchServe
 
 /// Where a player cache lives, and how its server is found: `server.json` in the cache directory.
@@ -63,16 +64,25 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-speed"), help: "Overall speed limit of the background downloads in bytes per second (K, M, G).")
     var maxSpeed: ByteCount?
 
+    @Option(
+        name: .customLong("max-retry-wait"),
+        help: "Wait at most this many seconds for an origin's Retry-After (0-86400); a longer one fails the download.")
+    var maxRetryWait = DownloadOptions().maxRetryWait
+
     @Option(name: .customLong("on-complete"), help: "Run `CMD PATH URL` (through sh -c) after each finished background download.")
     var onComplete: String?
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
-        if maxDownloads < 1 { throw ValidationError("--max-downloads must be at least 1") }
-        for line in header where !line.contains(":") {
-            throw ValidationError("header '\(line)' must look like 'Name: value'")
+        if !DownloadQueue.concurrencyRange.contains(maxDownloads) {
+            throw ValidationError("--max-downloads must be between 1 and \(DownloadQueue.concurrencyRange.upperBound)")
         }
+        if let maxSpeed, !DownloadQueue.speedRange.contains(maxSpeed.bytes) {
+            throw ValidationError("--max-speed must be between 1 and 1T (bytes per second)")
+        }
+        try RequestHeader.validate(header)
+        try validateMaxRetryWait(maxRetryWait)
     }
 
     func run() async throws {
@@ -91,11 +101,13 @@ struct ServeCommand: AsyncParsableCommand {
         settings.download.connections = connections
         settings.download.headers = header
         settings.download.publicAddressesOnly = denyPrivate
+        settings.download.maxRetryWait = maxRetryWait
         let cache = PlayerCache(directory: directory, settings: settings)
         var queueSettings = DownloadService.Settings()
         queueSettings.maxConcurrent = maxDownloads
         queueSettings.maxBytesPerSecond = maxSpeed?.bytes
         queueSettings.onComplete = onComplete
+        queueSettings.download.maxRetryWait = maxRetryWait
         let downloads = DownloadService(directory: location.cacheDirectory, settings: queueSettings)
         let server: CacheServer
         do {

@@ -13,8 +13,8 @@
 /// - Nothing is final. A held count is probed again after `reprobeAfter` seconds (doubling while
 ///   probes do not pay, up to `maxReprobeAfter`), and at once when the rate moves by `rateChange`.
 /// - A refusal (429, 503, a reset before any byte) while other transfers deliver is the host's
-///   connection limit: the count holds at what works, `Retry-After` delays the next try above it,
-///   and the refused range is not a failure.
+///   connection limit: the count holds at what works, `Retry-After` (up to `maxRetryAfter`) delays the
+///   next try above it, and the refused range is not a failure.
 package struct ConnectionController: Sendable {
     package struct Configuration: Sendable, Equatable {
         /// `--connections`: never more.
@@ -31,6 +31,10 @@ package struct ConnectionController: Sendable {
         package var rateChange = 0.3
         /// How long a learned host limit holds before one more connection is tried (doubling, up to 64 s).
         package var ceilingReprobeAfter = 4.0
+        /// A `Retry-After` on a refused extra connection holds the count at most this long (`--max-retry-wait`):
+        /// one that names an hour or 2099 does not fail the download (the other connections work), nor hold it
+        /// below what the host may allow again for that long.
+        package var maxRetryAfter = RetryPolicy.defaultMaxRetryAfter
 
         package init(maximum: Int) { self.maximum = max(1, maximum) }
     }
@@ -155,7 +159,7 @@ package struct ConnectionController: Sendable {
         let first = hostCeiling == nil
         hostCeiling = min(hostCeiling ?? .max, working)
         if first { ceilingProbe.after = configuration.ceilingReprobeAfter }
-        ceilingProbe.at = now + max(ceilingProbe.after, retryAfter ?? 0)
+        ceilingProbe.at = now + max(ceilingProbe.after, min(retryAfter ?? 0, configuration.maxRetryAfter))
         limit = min(limit, hostCeiling!)
         if case .measuring(var step) = phase, step.count > limit {
             // The step was never going to happen: measure what the host allows.

@@ -2,8 +2,16 @@
 ///
 /// A value-type state machine: the daemon tells it what the user asked and what ended, and does
 /// the actions it answers (start or stop a download), so the queue's rules are tested without
-/// sockets. It is saved as it is and, after a restart, `recover()` resumes it in order.
+/// sockets. It is saved as it is and, after a restart, `recover()` resumes it in order; a saved queue
+/// whose numbers or requests it could never have made itself does not decode (see `init(from:)`).
 package struct DownloadQueue: Codable, Sendable, Equatable {
+    /// How many downloads may run at once: `max_concurrent`, `--max-downloads`.
+    package static let concurrencyRange = 1...64
+    /// The overall speed limit in bytes per second: at least 1, at most 1 TiB/s.
+    package static let speedRange: ClosedRange<Int64> = 1...(1 << 40)
+    /// The highest number an ID may have: JSON numbers are exact up to here, and no queue counts that far.
+    package static let maxNumber = 1 << 53
+
     package enum State: String, Codable, Sendable {
         case queued, running, paused, done, failed
     }
@@ -29,6 +37,23 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
             self.connections = connections
             self.headers = headers
             self.checksum = checksum
+        }
+
+        /// Connections per download, as on the command line.
+        package static let connectionRange = 1...256
+
+        /// What is wrong with the request, naming the field; nil when it can be queued.
+        package var problem: String? {
+            if !isFetchableURL(url) { return "url must be an http or https URL" }
+            if !output.hasPrefix("/") || output.contains("\0") { return "output must be an absolute path" }
+            if let connections, !Self.connectionRange.contains(connections) { return "connections must be between 1 and 256" }
+            for (index, header) in headers.enumerated() {
+                if let problem = RequestHeader.problem(header) { return "headers[\(index)] \(problem)" }
+            }
+            if let checksum, sha256Digest(fromChecksum: checksum) == nil {
+                return "checksum must be sha256= followed by 64 hex digits"
+            }
+            return nil
         }
     }
 
@@ -56,11 +81,46 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
 
     package init() {}
 
+    enum CodingKeys: String, CodingKey {
+        case items, maxConcurrent, maxBytesPerSecond, nextNumber
+    }
+
+    /// Decodes a saved queue, refusing one it could not have saved: a counter out of range or not past every
+    /// ID (the next add would overflow or give an ID twice), limits out of range, or a request the API would
+    /// refuse (such as a header with a line break). The caller sets such a queue aside.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        items = try container.decode([Item].self, forKey: .items)
+        maxConcurrent = try container.decode(Int.self, forKey: .maxConcurrent)
+        maxBytesPerSecond = try container.decodeIfPresent(Int64.self, forKey: .maxBytesPerSecond)
+        nextNumber = try container.decode(Int.self, forKey: .nextNumber)
+        if let damage {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: damage))
+        }
+    }
+
+    /// Why this queue cannot have been saved by `DownloadQueue`, or nil.
+    private var damage: String? {
+        guard (1...Self.maxNumber).contains(nextNumber) else { return "nextNumber \(nextNumber) is out of range" }
+        guard Self.concurrencyRange.contains(maxConcurrent) else { return "maxConcurrent \(maxConcurrent) is out of range" }
+        if let limit = maxBytesPerSecond, !Self.speedRange.contains(limit) {
+            return "maxBytesPerSecond \(limit) is out of range"
+        }
+        var seen: Set<String> = []
+        for item in items {
+            guard seen.insert(item.id).inserted else { return "ID \(item.id) appears twice" }
+            if let number = Int(item.id), number >= nextNumber { return "ID \(item.id) is not below nextNumber \(nextNumber)" }
+            if let problem = item.request.problem { return "download \(item.id): \(problem)" }
+        }
+        return nil
+    }
+
     package func item(_ id: String) -> Item? { items.first { $0.id == id } }
 
     package var running: [String] { items.filter { $0.state == .running }.map(\.id) }
 
-    /// Appends a download; returns its ID and what to do.
+    /// Appends a download; returns its ID and what to do. (The counter starts at most at `maxNumber`, 2^53:
+    /// no queue adds the 2^63 - 2^53 downloads it would take to overflow it.)
     package mutating func add(_ request: Request) -> (id: String, actions: [Action]) {
         let id = String(nextNumber)
         nextNumber += 1
@@ -110,9 +170,9 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
         return schedule()
     }
 
-    /// At most `count` downloads run at once (at least 1); the latest started stop first.
+    /// At most `count` downloads run at once (clamped to `concurrencyRange`); the latest started stop first.
     package mutating func setMaxConcurrent(_ count: Int) -> [Action] {
-        maxConcurrent = max(1, count)
+        maxConcurrent = min(max(count, Self.concurrencyRange.lowerBound), Self.concurrencyRange.upperBound)
         return schedule()
     }
 

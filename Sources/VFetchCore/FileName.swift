@@ -10,34 +10,58 @@ package enum FileName {
         return sanitized(last.removingPercentEncoding ?? last) ?? "download"
     }
 
-    /// The `filename*=` (RFC 5987) or `filename=` parameter of a `Content-Disposition` value.
+    /// The file name a `Content-Disposition` value suggests (see `ContentDisposition`), not yet sanitized.
     package static func fromContentDisposition(_ value: String) -> String? {
-        var plain: String?
-        for part in value.split(separator: ";") {
-            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
-            guard pair.count == 2 else { continue }
-            switch pair[0].lowercased() {
-            case "filename*":
-                // charset'language'percent-encoded
-                let pieces = pair[1].split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-                if pieces.count == 3, let decoded = String(pieces[2]).removingPercentEncoding { return decoded }
-            case "filename":
-                var name = pair[1]
-                if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") { name = String(name.dropFirst().dropLast()) }
-                plain = name
-            default: continue
-            }
-        }
-        return plain
+        ContentDisposition(value).fileName
     }
 
-    /// A name with no directory part, no control characters and not `.` or `..`; nil when nothing is left.
+    /// The longest name vfetch gives a file, in UTF-8 bytes: NAME_MAX (255) less the longest suffix of a file
+    /// kept beside it (`NAME.part`, `NAME.vfetch`, and `NAME.vfetch.tmp` while the manifest is replaced).
+    package static let maxBytes = 255 - ".vfetch.tmp".utf8.count
+
+    /// An extension this long at most (without its dot) is kept when a name is cut: `.mp4`, `.webm`, `.m2ts`.
+    static let maxExtensionBytes = 10
+
+    /// A name with no directory part, no control characters, no leading dot (a server or a URL never
+    /// chooses a hidden file) and at most `maxBytes` long; nil when nothing is left.
     package static func sanitized(_ name: String) -> String? {
         let lastComponent = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        let cleaned = String(lastComponent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
-            .trimmingSpaces()
-        if cleaned.isEmpty || cleaned == "." || cleaned == ".." { return nil }
-        return String(cleaned.prefix(255))
+        let printable = String(lastComponent.unicodeScalars.filter { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) })
+        let visible = String(printable.drop { $0 == "." || $0 == " " || $0 == "\t" }).trimmingSpaces()
+        if visible.isEmpty { return nil }
+        return truncated(visible, toBytes: maxBytes)
+    }
+
+    /// `name` cut to at most `limit` UTF-8 bytes between two characters, keeping a short extension.
+    static func truncated(_ name: String, toBytes limit: Int) -> String {
+        guard name.utf8.count > limit else { return name }
+        var stem = Substring(name)
+        var suffix = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex, name.utf8[dot...].count <= maxExtensionBytes + 1 {
+            stem = name[..<dot]
+            suffix = String(name[dot...])
+        }
+        let budget = limit - suffix.utf8.count
+        var kept = ""
+        var bytes = 0
+        for character in stem {
+            bytes += character.utf8.count
+            if bytes > budget { break }
+            kept.append(character)
+        }
+        if kept.isEmpty {
+            // One character longer than the whole budget (a letter under hundreds of combining marks): cut
+            // between its scalars instead, still valid UTF-8.
+            var scalars = String.UnicodeScalarView()
+            bytes = 0
+            for scalar in stem.unicodeScalars {
+                bytes += UTF8.width(scalar)
+                if bytes > budget { break }
+                scalars.append(scalar)
+            }
+            kept = String(scalars)
+        }
+        return kept + suffix
     }
 
     private static let mediaExtensions: Set<String> = [

@@ -126,6 +126,8 @@ package struct SegmentScheduler: Sendable {
     package private(set) var completed: ByteRangeSet
     /// Failed transfers so far.
     package private(set) var retries = 0
+    /// The server's `Retry-After` that made `transferEnded` give up, asking for longer than `retry.maxRetryAfter`.
+    package private(set) var refusedRetryAfter: Double?
     /// What every response of this origin sends at once before its per-connection limit sets in, once
     /// three responses agreed on it (see `noteBurst`): nginx's `limit_rate` sends its first chunk (up to 2 MiB) undelayed,
     /// then pauses; CDNs allow a burst. A fresh request on a kept-alive connection gets a fresh burst, so
@@ -337,7 +339,8 @@ package struct SegmentScheduler: Sendable {
         return orphans
     }
 
-    /// Must be called once for every transfer when it is over. Returns false when a segment ran out of retries.
+    /// Must be called once for every transfer when it is over. Returns false when a segment ran out of retries,
+    /// or the server asked it to wait longer than the policy waits (`refusedRetryAfter`).
     package mutating func transferEnded(_ id: TransferID, outcome: Outcome, now: Double) -> Bool {
         guard let transfer = transfers.removeValue(forKey: id) else { return true }
         // Under 64 KiB, a transfer's life measures the round trip more than the rate.
@@ -385,6 +388,10 @@ package struct SegmentScheduler: Sendable {
             completed = ByteRangeSet()
         }
         segments[index].failures = transfer.wrote ? 1 : segments[index].failures + 1
+        if configuration.retry.refuses(retryAfter: retryAfter) {
+            refusedRetryAfter = retryAfter
+            return false
+        }
         if segments[index].failures > configuration.retry.maxRetries { return false }
         segments[index].notBefore =
             now

@@ -12,6 +12,9 @@ import VFetchCore
 /// | `POST /api/downloads/ID/pause`, `…/resume` | the item |
 /// | `DELETE /api/downloads/ID[?delete=true]` | `{"removed": ID}`; `delete` also removes partial data |
 /// | `GET`, `PUT /api/settings` `{"max_concurrent"?, "max_bytes_per_second"?}` | the settings |
+///
+/// A body that is not JSON, a value of the wrong type or out of range, and a field it does not know are
+/// answered with 400 and an `error` naming the field (see `DownloadAPI+Bodies.swift`).
 enum DownloadAPI {
     struct Answer: Sendable {
         var status: HTTPResponseStatus
@@ -60,19 +63,13 @@ enum DownloadAPI {
     }
 
     private static func settings(_ body: [UInt8], _ service: DownloadService) async -> Answer {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-            return error(.badRequest, "the body must be a JSON object")
+        let change: SettingsChange
+        switch decode(SettingsChange.self, from: body, expected: SettingsChange.expected) {
+        case .failure(let refusal): return error(.badRequest, refusal.message)
+        case .success(let decoded): change = decoded
         }
-        let concurrent = object["max_concurrent"]
-        let speed = object["max_bytes_per_second"]
-        if let concurrent, (concurrent as? Int).map({ $0 < 1 }) ?? true {
-            return error(.badRequest, "max_concurrent must be a positive integer")
-        }
-        if let speed, !(speed is NSNull), (speed as? Int).map({ $0 < 1 }) ?? true {
-            return error(.badRequest, "max_bytes_per_second must be a positive integer or null")
-        }
-        let limit: Int64?? = speed.map { ($0 as? Int).map(Int64.init) }
-        await service.setLimits(maxConcurrent: concurrent as? Int, maxBytesPerSecond: limit)
+        if let problem = change.problem { return error(.badRequest, problem) }
+        await service.setLimits(maxConcurrent: change.maxConcurrent, maxBytesPerSecond: change.maxBytesPerSecond)
         return ok(await service.limits.value)
     }
 
@@ -81,27 +78,13 @@ enum DownloadAPI {
         init(_ message: String) { self.message = message }
     }
 
-    /// A download request from a JSON body, or why it is not one.
+    /// A download request from a JSON body, or why it is not one, naming the field.
     static func request(from body: [UInt8]) -> Result<DownloadQueue.Request, Refusal> {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-            return .failure(Refusal("the body must be a JSON object"))
+        decode(NewDownload.self, from: body, expected: NewDownload.expected).flatMap { decoded in
+            let request = decoded.request
+            if let problem = request.problem { return .failure(Refusal(problem)) }
+            return .success(request)
         }
-        guard let url = object["url"] as? String, isFetchableURL(url) else { return .failure(Refusal("url must be an http or https URL")) }
-        guard let output = object["output"] as? String, output.hasPrefix("/") else {
-            return .failure(Refusal("output must be an absolute path"))
-        }
-        let connections = object["connections"] as? Int
-        if let connections, !(1...256).contains(connections) { return .failure(Refusal("connections must be between 1 and 256")) }
-        let headers = object["headers"] as? [String] ?? []
-        if headers.contains(where: { !$0.contains(":") }) { return .failure(Refusal("headers must look like 'Name: value'")) }
-        let checksum = object["checksum"] as? String
-        if let checksum, sha256Digest(fromChecksum: checksum) == nil {
-            return .failure(Refusal("checksum must be sha256= followed by 64 hex digits"))
-        }
-        return .success(
-            DownloadQueue.Request(
-                url: url, output: output, outputIsDirectory: object["output_is_directory"] as? Bool ?? false,
-                connections: connections, headers: headers, checksum: checksum))
     }
 
     static func ok(_ object: [String: Any]) -> Answer { answer(.ok, object) }

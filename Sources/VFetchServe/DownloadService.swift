@@ -42,14 +42,17 @@ package actor DownloadService {
         queuePath = directory + "/queue.json"
         self.settings = settings
         guard let data = FileManager.default.contents(atPath: queuePath) else { return }
-        if let saved = try? JSONDecoder().decode(DownloadQueue.self, from: data) {
-            queue = saved
-        } else {
-            // Kept for a look, never silently dropped; the queue starts empty.
+        do {
+            queue = try JSONDecoder().decode(DownloadQueue.self, from: data)
+        } catch {
+            // Unreadable, or numbers and requests the queue could not have saved (a counter at its end would
+            // overflow on the next add): kept for a look, never silently dropped; the queue starts empty.
+            let reason = if case DecodingError.dataCorrupted(let context) = error { context.debugDescription } else { "unreadable" }
             let aside = queuePath + ".damaged"
             try? FileManager.default.removeItem(atPath: aside)
             try? FileManager.default.moveItem(atPath: queuePath, toPath: aside)
-            FileHandle.standardError.write(Data("vfetch: \(queuePath) is damaged; moved to \(aside), starting with an empty queue\n".utf8))
+            FileHandle.standardError.write(
+                Data("vfetch: \(queuePath) is damaged (\(reason)); moved to \(aside), starting with an empty queue\n".utf8))
         }
     }
 
@@ -197,7 +200,10 @@ package actor DownloadService {
                 live[id]?.lastEvent = progress.seconds
                 broadcast("progress", describe(queue.item(id)!))
             }
-        case .notice, .finished:
+        case .notice(let message):
+            // Such as a wait for the origin's Retry-After, which would otherwise look like a stall.
+            broadcast("notice", ["id": id, "message": message])
+        case .finished:
             break
         }
     }

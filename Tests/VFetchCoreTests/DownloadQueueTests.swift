@@ -56,3 +56,54 @@ enum JSONRoundTrip {
         try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
     }
 }
+
+@Suite struct DamagedQueueTests {
+    func saved(nextNumber: String = "2", maxConcurrent: String = "3", speed: String = "null", headers: String = "[]", connections: String = "4")
+        -> Data
+    {
+        Data(
+            """
+            {"items": [{"id": "1", "state": "queued", "request": {"url": "http://h/a.mp4", "output": "/videos/a.mp4",
+              "outputIsDirectory": false, "connections": \(connections), "headers": \(headers)}}],
+             "maxConcurrent": \(maxConcurrent), "maxBytesPerSecond": \(speed), "nextNumber": \(nextNumber)}
+            """.utf8)
+    }
+
+    @Test func aSoundQueueLoadsAndNumbersOn() throws {
+        var queue = try JSONDecoder().decode(DownloadQueue.self, from: saved())
+        let added = queue.add(DownloadQueue.Request(url: "http://h/b", output: "/videos/b", outputIsDirectory: false))
+        #expect(added.id == "2")
+    }
+
+    @Test(arguments: [
+        // The counter at its end: the next add would overflow.
+        ("nextNumber", "9223372036854775807"),
+        ("nextNumber", "0"),
+        ("nextNumber", "-5"),
+        // Below an ID in use: the next add would give that ID twice.
+        ("nextNumber", "1"),
+        ("maxConcurrent", "9223372036854775807"),
+        ("maxConcurrent", "0"),
+        ("speed", "0"),
+        ("headers", #"["X-A: 1\r\nX-Injected: 1"]"#),
+        ("headers", #"["no colon"]"#),
+        ("connections", "100000"),
+    ])
+    func anAbsurdQueueIsRefusedNotTrusted(field: String, value: String) {
+        let data =
+            switch field {
+            case "nextNumber": saved(nextNumber: value)
+            case "maxConcurrent": saved(maxConcurrent: value)
+            case "speed": saved(speed: value)
+            case "headers": saved(headers: value)
+            default: saved(connections: value)
+            }
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(DownloadQueue.self, from: data) }
+    }
+
+    @Test func numbersNeverOverflow() {
+        var queue = DownloadQueue()
+        let limit = queue.setMaxConcurrent(Int.max)
+        #expect(limit.isEmpty && queue.maxConcurrent <= 64)
+    }
+}
