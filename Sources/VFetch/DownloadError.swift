@@ -59,6 +59,10 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         return .outputNotWritable("\(path): \(String(cString: strerror(code)))")
     }
 
+    static func forOutput(_ refusal: RegularFile.Refusal) -> DownloadError {
+        refusal.kind == nil ? forOutput(errno: refusal.code, path: refusal.path) : .outputNotWritable(refusal.description)
+    }
+
     static func reason(_ status: Int) -> String {
         switch status {
         case 400: "Bad Request"

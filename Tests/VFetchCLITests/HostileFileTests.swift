@@ -1,0 +1,98 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What someone else put where vfetch writes or reads: a symbolic link to a file of theirs, a FIFO, a
+/// device. vfetch never writes through a link.
+@Suite struct HostileFileTests {
+    /// A file that must come out of every test byte for byte as it went in.
+    static func victim(in directory: String) throws -> (path: String, sha256: String) {
+        let path = directory + "/victim.txt"
+        try Data("precious, not to be overwritten\n".utf8).write(to: URL(fileURLWithPath: path))
+        return (path, try sha256(file: path))
+    }
+
+    @Test func aPartFileThatIsALinkIsRefusedAndWhatItPointsToIsKept() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/clip.mp4", randomBytes(1 << 20, seed: 71))
+            let victim = try Self.victim(in: directory)
+            let output = directory + "/clip.mp4"
+            try FileManager.default.createSymbolicLink(atPath: output + ".part", withDestinationPath: victim.path)
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
+            #expect(run.status == 7, "stderr: \(run.standardError)")
+            #expect(run.standardError == "vfetch: cannot write output: \(output).part is a symbolic link, not a regular file\n")
+            #expect(try sha256(file: victim.path) == victim.sha256)
+            #expect(kind(output) == nil, "no output, least of all a link to the victim")
+            #expect(kind(output + ".part") == S_IFLNK)
+        }
+    }
+
+    @Test func aManifestThatIsALinkIsRefused() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/clip.mp4", randomBytes(1 << 20, seed: 72))
+            let victim = try Self.victim(in: directory)
+            let output = directory + "/clip.mp4"
+            try FileManager.default.createSymbolicLink(atPath: output + ".vfetch", withDestinationPath: victim.path)
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
+            #expect(run.status == 7, "stderr: \(run.standardError)")
+            #expect(run.standardError.hasSuffix("\(output).vfetch is a symbolic link, not a regular file\n"))
+            #expect(try sha256(file: victim.path) == victim.sha256)
+            #expect(kind(output) == nil && kind(output + ".part") == nil)
+        }
+    }
+
+    /// A stale `NAME.vfetch.tmp` is removed, not written through, and the manifest made in its place
+    /// is private.
+    @Test func aTemporaryManifestThatIsALinkIsNotFollowed() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(2 << 20, seed: 73)
+            origin.publish("/clip.mp4", bytes)
+            let victim = try Self.victim(in: directory)
+            let output = directory + "/clip.mp4"
+            try FileManager.default.createSymbolicLink(atPath: output + ".vfetch.tmp", withDestinationPath: victim.path)
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            #expect(try sha256(file: victim.path) == victim.sha256)
+            #expect(kind(output) == S_IFREG)
+            #expect(try sha256(file: output) == sha256(bytes))
+            #expect(kind(output + ".vfetch.tmp") == nil && kind(output + ".vfetch") == nil)
+        }
+    }
+
+    /// The manifest is private state (0600); the `.part` file is the user's, made as the umask says.
+    @Test func theManifestIsPrivateAndThePartFileIsNot() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/clip.mp4", randomBytes(4 << 20, seed: 78), behavior: throttled(256 << 10))
+            let output = directory + "/clip.mp4"
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "2"], interruptWhen: {
+                exists(output + ".vfetch")
+            })
+            #expect(run.status == 130, "stderr: \(run.standardError)")
+            let mask = umaskOfThisProcess()
+            #expect(permissions(output + ".vfetch") == 0o600)
+            #expect(permissions(output + ".part") == 0o644 & ~mask)
+        }
+    }
+}
+
+/// The type of what is at `path` (`S_IFREG`, `S_IFLNK`, ...), a link not followed; nil when nothing is.
+private func kind(_ path: String) -> mode_t? {
+    var info = stat()
+    return lstat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
+}
+
+private func permissions(_ path: String) -> mode_t? {
+    var info = stat()
+    return lstat(path, &info) == 0 ? info.st_mode & 0o777 : nil
+}
+
+/// Read from procfs: setting the umask to learn it would race with the other tests' threads.
+private func umaskOfThisProcess() -> mode_t {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+    return line.flatMap { mode_t($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022
+}
