@@ -12,9 +12,9 @@ extension Engine {
             let name = FileName.choose(url: url, suggested: remote.suggestedName)
             outputPath = directory.hasSuffix("/") ? directory + name : directory + "/" + name
         }
-        if OutputFile.isDirectory(outputPath) { throw .outputNotWritable("\(outputPath) is a directory") }
-        // A link beside the output is never written through (`OutputFile` refuses one at `NAME.part`).
-        try OutputFile.refuseIrregular(manifestPath)
+        // A device, FIFO, directory or link is never replaced, nor a link beside it written through.
+        // (`OutputFile` refuses the same at `NAME.part`.)
+        for path in [outputPath, manifestPath] { try OutputFile.refuseIrregular(path) }
         if OutputFile.exists(outputPath), !options.overwrite { throw .outputExists(outputPath) }
         let part = try OutputFile(path: outputPath + ".part")
         file = part

@@ -101,13 +101,14 @@ final class OutputFile {
     }
 
     /// Renames the file over `destination` (atomic on one file system), provided its name still names
-    /// this file (not a link put in its place since).
+    /// this file (not a link put in its place since) and `destination` is a regular file or nothing.
     func move(to destination: String) throws(DownloadError) {
         var opened = stat()
         var named = stat()
         guard fstat(descriptor, &opened) == 0, lstat(path, &named) == 0,
             opened.st_dev == named.st_dev, opened.st_ino == named.st_ino
         else { throw .outputNotWritable("\(path) was replaced while vfetch was writing it") }
+        try Self.refuseIrregular(destination)
         if rename(path, destination) != 0 { throw DownloadError.forOutput(errno: errno, path: destination) }
     }
 
@@ -163,11 +164,6 @@ final class OutputFile {
             throw DownloadError.forOutput(errno: failure, path: path)
         }
         syncDirectory(of: path)
-    }
-
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     static func remove(_ path: String) { unlink(path) }

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// What someone else put where vfetch writes or reads: a symbolic link to a file of theirs, a FIFO, a
-/// device. vfetch never writes through a link.
+/// device. vfetch never writes through a link, and never replaces anything but a regular file.
 @Suite struct HostileFileTests {
     /// A file that must come out of every test byte for byte as it went in.
     static func victim(in directory: String) throws -> (path: String, sha256: String) {
@@ -60,6 +60,39 @@ import Glibc
             #expect(kind(output) == S_IFREG)
             #expect(try sha256(file: output) == sha256(bytes))
             #expect(kind(output + ".vfetch.tmp") == nil && kind(output + ".vfetch") == nil)
+        }
+    }
+
+    /// `--force` replaces a regular file, never a FIFO, a device or a link.
+    @Test(arguments: ["FIFO", "symbolic link"])
+    func anOutputThatIsNotARegularFileIsNeverReplaced(what: String) async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/clip.mp4", randomBytes(1 << 20, seed: 74))
+            let victim = try Self.victim(in: directory)
+            let output = directory + "/clip.mp4"
+            if what == "FIFO" {
+                #expect(mkfifo(output, 0o600) == 0)
+            } else {
+                try FileManager.default.createSymbolicLink(atPath: output, withDestinationPath: victim.path)
+            }
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--force"])
+            #expect(run.status == 7, "stderr: \(run.standardError)")
+            #expect(run.standardError == "vfetch: cannot write output: \(output) is a \(what), not a regular file\n")
+            #expect(kind(output) == (what == "FIFO" ? S_IFIFO : S_IFLNK))
+            #expect(try sha256(file: victim.path) == victim.sha256)
+            #expect(kind(output + ".part") == nil)
+        }
+    }
+
+    /// Without `--force` too the answer is that it is no regular file, not that `--force` would help.
+    /// (Never run with `--force` on a real device: as root the old behaviour replaced it.)
+    @Test func aDeviceAsOutputIsRefusedForWhatItIs() async throws {
+        try await withOrigin { origin, _ in
+            origin.publish("/clip.mp4", randomBytes(1 << 20, seed: 75))
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", "/dev/null"])
+            #expect(run.status == 7, "stderr: \(run.standardError)")
+            #expect(run.standardError == "vfetch: cannot write output: /dev/null is a character device, not a regular file\n")
+            #expect(kind("/dev/null") == S_IFCHR && kind("/dev/null.part") == nil)
         }
     }
 
