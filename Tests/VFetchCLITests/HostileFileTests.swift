@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// What someone else put where vfetch writes or reads: a symbolic link to a file of theirs, a FIFO, a
-/// device. vfetch never writes through a link, and never replaces anything but a regular file.
+/// device. vfetch never writes through a link, never replaces anything but a regular file, and never
+/// blocks on a FIFO.
 @Suite struct HostileFileTests {
     /// A file that must come out of every test byte for byte as it went in.
     static func victim(in directory: String) throws -> (path: String, sha256: String) {
@@ -94,6 +95,30 @@ import Glibc
             #expect(run.standardError == "vfetch: cannot write output: /dev/null is a character device, not a regular file\n")
             #expect(kind("/dev/null") == S_IFCHR && kind("/dev/null.part") == nil)
         }
+    }
+
+    @Test func infoOfAFIFOSaysSoAtOnce() async throws {
+        let directory = NSTemporaryDirectory() + "vfetch-fifo-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fifo = directory + "/clip.mp4"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let run = try await run(vfetchBinary, ["info", fifo], timeout: .seconds(10))
+        #expect(run.status == 1, "stderr: \(run.standardError)")
+        #expect(run.standardError == "vfetch: \(fifo) is a FIFO, not a regular file\n")
+        #expect(run.standardOutput.isEmpty)
+    }
+
+    /// An unfinished download's manifest that is a FIFO is not read (the read would block).
+    @Test func infoOfADownloadWhoseManifestIsAFIFOSaysSoAtOnce() async throws {
+        let directory = NSTemporaryDirectory() + "vfetch-fifo-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = directory + "/clip.mp4"
+        #expect(mkfifo(output + ".vfetch", 0o600) == 0)
+        let run = try await run(vfetchBinary, ["info", output], timeout: .seconds(10))
+        #expect(run.status == 1, "stderr: \(run.standardError)")
+        #expect(run.standardError == "vfetch: unreadable manifest: \(output).vfetch is a FIFO, not a regular file\n")
     }
 
     /// The manifest is private state (0600); the `.part` file is the user's, made as the umask says.
