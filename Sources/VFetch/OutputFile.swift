@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 
+import Foundation
 import VFetchCore
 
 /// The side file (`NAME.part`) a download writes into at random offsets, renamed to its final name when complete.
@@ -28,6 +29,15 @@ final class OutputFile {
             throw .busy(path)
         }
         descriptor = fd
+    }
+
+    /// Creates a private file (mode 0600) in `directory` that has no name: it is removed as soon as
+    /// it is open, so no exit, not even `kill -9`, can leave it behind.
+    init(unnamedIn directory: String, prefix: String) throws(DownloadError) {
+        let name = (directory.hasSuffix("/") ? directory : directory + "/") + prefix + UUID().uuidString
+        path = name
+        do { descriptor = try RegularFile.open(name, O_RDWR | O_CREAT | O_EXCL) } catch { throw .forOutput(error) }
+        unlink(name)
     }
 
     /// Takes the exclusive lock on `fd`, waiting up to half a second for a holder that is only passing:
@@ -117,6 +127,9 @@ final class OutputFile {
     static func refuseIrregular(_ path: String) throws(DownloadError) {
         if let kind = RegularFile.kind(at: path) { throw .forOutput(RegularFile.Refusal(path: path, code: 0, kind: kind)) }
     }
+
+    /// A second descriptor of the file, for a reader of its own (the caller closes it).
+    func duplicateDescriptor() -> Int32 { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) }
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 

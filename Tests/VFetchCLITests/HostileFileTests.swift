@@ -7,8 +7,8 @@ import Glibc
 #endif
 
 /// What someone else put where vfetch writes or reads: a symbolic link to a file of theirs, a FIFO, a
-/// device. vfetch never writes through a link, never replaces anything but a regular file, and never
-/// blocks on a FIFO.
+/// device. vfetch never writes through a link, never replaces anything but a regular file, never
+/// blocks on a FIFO, and leaves no temporary file behind however it ends.
 @Suite struct HostileFileTests {
     /// A file that must come out of every test byte for byte as it went in.
     static func victim(in directory: String) throws -> (path: String, sha256: String) {
@@ -119,6 +119,32 @@ import Glibc
         let run = try await run(vfetchBinary, ["info", output], timeout: .seconds(10))
         #expect(run.status == 1, "stderr: \(run.standardError)")
         #expect(run.standardError == "vfetch: unreadable manifest: \(output).vfetch is a FIFO, not a regular file\n")
+    }
+
+    /// `info URL` keeps what it fetches in a temporary file: none is left after a failure, Ctrl-C,
+    /// SIGTERM, or even `kill -9`.
+    @Test func infoOfAURLLeavesNoTemporaryFileHoweverItEnds() async throws {
+        try await withOrigin { origin, directory in
+            let scratch = directory + "/tmp/"
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+            let environment = ["TMPDIR": scratch]
+            origin.publish("/garbage.mp4", randomBytes(1 << 20, seed: 76))
+            origin.publish("/slow.mp4", randomBytes(4 << 20, seed: 77), behavior: throttled(32 << 10))
+            let missing = try await run(vfetchBinary, ["info", origin.url("/missing.mp4")], environment: environment)
+            #expect(missing.status == 5, "stderr: \(missing.standardError)")
+            let garbage = try await run(vfetchBinary, ["info", origin.url("/garbage.mp4")], environment: environment)
+            #expect(garbage.status == 12, "stderr: \(garbage.standardError)")
+            for signal in [SIGINT, SIGTERM, SIGKILL] {
+                let before = origin.requests.filter { $0.path == "/slow.mp4" }.count
+                let stopped = try await run(
+                    vfetchBinary, ["info", origin.url("/slow.mp4")], signal: signal,
+                    when: { origin.requests.filter { $0.path == "/slow.mp4" }.count > before }, environment: environment,
+                    timeout: .seconds(20))
+                #expect(stopped.status != 0, "signal \(signal)")
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: scratch)
+            #expect(left.isEmpty, "left behind: \(left)")
+        }
     }
 
     /// The manifest is private state (0600); the `.part` file is the user's, made as the umask says.
