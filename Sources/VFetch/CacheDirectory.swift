@@ -41,8 +41,7 @@ package final class CacheDirectory: Sendable {
         }
         var fd: Int32 = -1
         if exclusive {
-            fd = open(path + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: path + "/lock") }
+            do { fd = try RegularFile.open(path + "/lock", O_RDWR | O_CREAT, mode: 0o600) } catch { throw .forOutput(error) }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                 close(fd)
                 throw .busy(path + " (a vfetch serve uses this cache; stop it first)")
@@ -153,8 +152,8 @@ package final class CacheDirectory: Sendable {
             String(repeating: "0", count: 16 - $0.count) + $0
         }.joined()
         let file = path + "/token"
-        let fd = open(file + ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: file) }
+        let fd: Int32
+        do { fd = try RegularFile.create(file + ".tmp") } catch { throw .forOutput(error) }
         let written = token.utf8CString.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress!, token.utf8.count) }
         fsync(fd)
         close(fd)
@@ -166,15 +165,15 @@ package final class CacheDirectory: Sendable {
 
     /// The token of a cache directory's server, for clients; nil when there is none.
     package static func readToken(cacheDirectory: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: cacheDirectory + "/token") else { return nil }
+        guard let data = try? RegularFile.contents(at: cacheDirectory + "/token") else { return nil }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return token.isEmpty ? nil : token
     }
 
     private static func readIndex(_ path: String) -> CacheIndex {
         // A damaged index costs only access times and keys: the entries' own manifests stay valid.
-        guard let data = FileManager.default.contents(atPath: path + "/index.json"),
-            let index = try? CacheIndex(decoding: data), index.version == CacheIndex.formatVersion
+        guard let data = try? RegularFile.contents(at: path + "/index.json"),
+            let index = try? CacheIndex(decoding: Data(data)), index.version == CacheIndex.formatVersion
         else { return CacheIndex() }
         return index
     }

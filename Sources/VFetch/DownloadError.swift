@@ -70,6 +70,10 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
+    static func forOutput(_ refusal: RegularFile.Refusal) -> DownloadError {
+        refusal.kind == nil ? forOutput(errno: refusal.code, path: refusal.path) : .outputNotWritable(refusal.description)
+    }
+
     static func reason(_ status: Int) -> String {
         switch status {
         case 400: "Bad Request"

@@ -12,7 +12,9 @@ extension Engine {
             let name = FileName.choose(url: url, suggested: remote.suggestedName)
             outputPath = directory.hasSuffix("/") ? directory + name : directory + "/" + name
         }
-        if OutputFile.isDirectory(outputPath) { throw .outputNotWritable("\(outputPath) is a directory") }
+        // A device, FIFO, directory or link is never replaced, nor a link beside it written through.
+        // (`OutputFile` refuses the same at `NAME.part`.)
+        for path in [outputPath, manifestPath] { try OutputFile.refuseIrregular(path) }
         if OutputFile.exists(outputPath), !options.overwrite { throw .outputExists(outputPath) }
         let part = try OutputFile(path: outputPath + ".part")
         file = part
@@ -58,12 +60,12 @@ extension Engine {
 
     /// The manifest an earlier run left, if its bytes are this remote file's; otherwise why not.
     func previousRun(for remote: RemoteFile, partSize: Int64) -> Result<Manifest, DiscardReason> {
-        guard let data = FileManager.default.contents(atPath: manifestPath) else {
+        guard let data = try? RegularFile.contents(at: manifestPath) else {
             return .failure(DiscardReason("cannot read \(manifestPath)"))
         }
         let previous: Manifest
         do {
-            previous = try Manifest(decoding: [UInt8](data))
+            previous = try Manifest(decoding: data)
         } catch {
             return .failure(DiscardReason("\(manifestPath): \(error)"))
         }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 
+import Foundation
 import VFetchCore
 
 /// The side file (`NAME.part`) a download writes into at random offsets, renamed to its final name when complete.
@@ -17,16 +18,26 @@ final class OutputFile {
     /// Bytes written by this process, for checkpoint pacing.
     private(set) var bytesWritten: Int64 = 0
 
-    /// Opens (creating if needed, never truncating) the file and locks it.
+    /// Opens (creating if needed, never truncating) the file and locks it. It is the user's file, so
+    /// it is made as the umask says; a symbolic link, FIFO or device in its place is refused.
     init(path: String) throws(DownloadError) {
         self.path = path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: path) }
+        let fd: Int32
+        do { fd = try RegularFile.open(path, O_RDWR | O_CREAT, mode: 0o644) } catch { throw .forOutput(error) }
         guard Self.lock(fd) else {
             close(fd)
             throw .busy(path)
         }
         descriptor = fd
+    }
+
+    /// Creates a private file (mode 0600) in `directory` that has no name: it is removed as soon as
+    /// it is open, so no exit, not even `kill -9`, can leave it behind.
+    init(unnamedIn directory: String, prefix: String) throws(DownloadError) {
+        let name = (directory.hasSuffix("/") ? directory : directory + "/") + prefix + UUID().uuidString
+        path = name
+        do { descriptor = try RegularFile.open(name, O_RDWR | O_CREAT | O_EXCL) } catch { throw .forOutput(error) }
+        unlink(name)
     }
 
     /// Takes the exclusive lock on `fd`, waiting up to half a second for a holder that is only passing:
@@ -99,17 +110,32 @@ final class OutputFile {
         return read == count ? bytes : nil
     }
 
-    /// Renames the file over `destination` (atomic on one file system).
+    /// Renames the file over `destination` (atomic on one file system), provided its name still names
+    /// this file (not a link put in its place since) and `destination` is a regular file or nothing.
     func move(to destination: String) throws(DownloadError) {
+        var opened = stat()
+        var named = stat()
+        guard fstat(descriptor, &opened) == 0, lstat(path, &named) == 0,
+            opened.st_dev == named.st_dev, opened.st_ino == named.st_ino
+        else { throw .outputNotWritable("\(path) was replaced while vfetch was writing it") }
+        try Self.refuseIrregular(destination)
         if rename(path, destination) != 0 { throw DownloadError.forOutput(errno: errno, path: destination) }
     }
+
+    /// Throws unless `path` is a regular file or nothing: vfetch never replaces a device, a FIFO, a
+    /// socket, a directory or a symbolic link.
+    static func refuseIrregular(_ path: String) throws(DownloadError) {
+        if let kind = RegularFile.kind(at: path) { throw .forOutput(RegularFile.Refusal(path: path, code: 0, kind: kind)) }
+    }
+
+    /// A second descriptor of the file, for a reader of its own (the caller closes it).
+    func duplicateDescriptor() -> Int32 { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) }
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
     /// Whether another process holds the lock of an existing file at `path`.
     static func isLocked(_ path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        guard let fd = try? RegularFile.open(path, O_RDONLY) else { return false }
         defer { close(fd) }
         return !lock(fd) && errno == EWOULDBLOCK
     }
@@ -124,11 +150,12 @@ final class OutputFile {
         close(fd)
     }
 
-    /// Writes `bytes` to `path` durably and atomically: a temporary file, fsync, rename over, fsync of the directory.
+    /// Writes `bytes` to `path` durably and atomically: a new private temporary file, fsync, rename over
+    /// (which replaces a link at `path`, never what it points to), fsync of the directory.
     static func replaceDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DownloadError.forOutput(errno: errno, path: temporary) }
+        let fd: Int32
+        do { fd = try RegularFile.create(temporary) } catch { throw .forOutput(error) }
         var failure: Int32 = 0
         bytes.withUnsafeBytes { buffer in
             var done = 0
@@ -150,11 +177,6 @@ final class OutputFile {
             throw DownloadError.forOutput(errno: failure, path: path)
         }
         syncDirectory(of: path)
-    }
-
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     static func remove(_ path: String) { unlink(path) }

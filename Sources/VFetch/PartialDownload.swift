@@ -19,10 +19,16 @@ public struct PartialDownload: Sendable, Equatable {
     /// Reads `<outputPath>.vfetch`.
     public init(outputPath: String) throws(DownloadError) {
         let path = outputPath + ".vfetch"
-        guard let data = FileManager.default.contents(atPath: path) else { throw .noDownload(outputPath) }
+        let data: [UInt8]
+        do {
+            data = try RegularFile.contents(at: path)
+        } catch {
+            // Never a FIFO (whose read would block), a device or a link in its place.
+            throw error.kind == nil ? .noDownload(outputPath) : .badManifest(error.description)
+        }
         let manifest: Manifest
         do {
-            manifest = try Manifest(decoding: [UInt8](data))
+            manifest = try Manifest(decoding: data)
         } catch {
             throw .badManifest("\(path): \(error)")
         }

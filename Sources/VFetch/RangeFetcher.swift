@@ -8,10 +8,9 @@ public final class RangeFetcher: @unchecked Sendable {
     // Used from one thread at a time: each call blocks until its request is done.
     public let url: String
     public let options: DownloadOptions
-    /// The sparse local copy; its present bytes are `present`.
-    public let path: String
     public private(set) var length: Int64?
     public private(set) var requests = 0
+    /// The sparse local copy, a private file with no name; its present bytes are `present`.
     private let file: OutputFile
 
     /// The byte ranges fetched so far.
@@ -22,11 +21,8 @@ public final class RangeFetcher: @unchecked Sendable {
         guard isFetchableURL(url) else { throw .badURL(url) }
         self.url = url
         self.options = options
-        path = NSTemporaryDirectory() + "vfetch-probe-" + UUID().uuidString
-        file = try OutputFile(path: path)
+        file = try OutputFile(unnamedIn: NSTemporaryDirectory(), prefix: "vfetch-probe-")
     }
-
-    deinit { OutputFile.remove(path) }
 
     /// Fetches `range` (clipped to the file). The first call learns the length from `Content-Range`.
     public func fetch(_ range: Range<Int64>) throws(DownloadError) {
@@ -65,6 +61,9 @@ public final class RangeFetcher: @unchecked Sendable {
             if let length { try file.setLength(length, preallocate: false) }
         }
     }
+
+    /// A new descriptor of the local copy, to read it elsewhere; the caller closes it.
+    package func duplicateDescriptor() -> Int32 { file.duplicateDescriptor() }
 
     /// Reads present bytes of the local copy; nil when any of them is missing.
     public func read(_ offset: Int64, _ count: Int) -> [UInt8]? { file.bytes(at: offset, count: count) }

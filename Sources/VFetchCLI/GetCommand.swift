@@ -8,7 +8,7 @@ struct GetCommand: AsyncParsableCommand {
         commandName: "get",
         abstract: "Download a file over many connections at once.",
         discussion: "Exit codes: 0 done, 1 transfer failed, 3 bad URL, 4 DNS/connect failure, 5 HTTP error status, "
-            + "6 remote file changed, 7 output not writable or exists, 8 disk full, 9 checksum mismatch, "
+            + "6 remote file changed, 7 output not writable, not a regular file or exists, 8 disk full, 9 checksum mismatch, "
             + "10 bad response, 11 another vfetch is writing the same file, 64 bad usage, 130 interrupted (run again to resume)."
     )
 

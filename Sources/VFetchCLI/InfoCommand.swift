@@ -8,7 +8,7 @@ struct InfoCommand: AsyncParsableCommand {
         commandName: "info",
         abstract: "Probe a media file, an unfinished download or a URL: streams, duration, what is playable.",
         discussion: "For a URL only the head and the index are fetched (an MP4's moov wherever it is), not the file. "
-            + "Exit codes: 0 shown, 1 failed (no such file, say), 3-5 as for get, "
+            + "Exit codes: 0 shown, 1 failed (no such file, or not a regular file: a FIFO, a device), 3-5 as for get, "
             + "12 not a media file libavformat can read."
     )
 
@@ -26,6 +26,11 @@ struct InfoCommand: AsyncParsableCommand {
             !FileManager.default.fileExists(atPath: target + ".vfetch")
         {
             writeStandardError("vfetch: \(target) does not exist\n")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        // A FIFO would block the probe's first read for ever; a device or directory is no media file.
+        if !isURL, let kind = RegularFile.kind(at: target, followingLinks: true) {
+            writeStandardError("vfetch: \(target) is \(kind), not a regular file\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
         do {

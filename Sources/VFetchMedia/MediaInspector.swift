@@ -48,7 +48,7 @@ public enum MediaInspector {
             }
             (data, length, present) = (path, size.int64Value, [0..<size.int64Value])
         }
-        return try await report(path: data, length: length, present: present)
+        return try await report(file: PartialFile(path: data, length: length, present: present))
     }
 
     /// A remote file: fetches the head, then only the index it needs (an MP4 `moov` wherever it is,
@@ -73,10 +73,10 @@ public enum MediaInspector {
         } else if length > headBytes {
             try await fetchMissing((length - headBytes)..<length, with: fetcher)
         }
-        var report = try await self.report(path: fetcher.path, length: length, present: fetcher.present)
+        var report = try await self.report(file: localCopy(of: fetcher, length: length))
         if let needs = report.needs, fetcher.requests < 3, needs.count <= 16 << 20 {
             try await fetchMissing(needs, with: fetcher)
-            report = try await self.report(path: fetcher.path, length: length, present: fetcher.present)
+            report = try await self.report(file: localCopy(of: fetcher, length: length))
         }
         report.fetchedBytes = fetcher.bytesFetched
         report.requests = fetcher.requests
@@ -89,12 +89,20 @@ public enum MediaInspector {
         }
     }
 
-    private static func report(path: String, length: Int64, present: [Range<Int64>]) async throws -> MediaReport {
+    /// What the fetcher has so far, read through a descriptor of its own: the copy has no name.
+    private static func localCopy(of fetcher: RangeFetcher, length: Int64) throws -> PartialFile {
+        let descriptor = fetcher.duplicateDescriptor()
+        guard descriptor >= 0 else { throw DownloadError.transferFailed("cannot read the fetched bytes") }
+        return PartialFile(descriptor: descriptor, path: fetcher.url, length: length, present: fetcher.present)
+    }
+
+    private static func report(file: PartialFile) async throws -> MediaReport {
+        let (length, present) = (file.length, file.present)
         let have = ByteRangeSet(present).count
         var report = MediaReport(
             info: nil, length: length, downloaded: length > 0 ? Double(have) / Double(length) : 1, playable: [])
         do {
-            let (info, playable) = try await probeMedia(path: path, length: length, present: present)
+            let (info, playable) = try await probeMedia(file: file)
             report.info = info
             report.playable = playable
             report.container = info.container
@@ -102,12 +110,10 @@ public enum MediaInspector {
         } catch .needsBytes(let range) {
             report.needs = range
             // No header yet, but the box walk tells an MP4, and whether its `moov` comes first.
-            if let file = try? PartialFile(path: path, length: length, present: present) {
-                let boxes = MP4Boxes.scan(length: length) { file.bytes(at: $0, count: $1) }.boxes
-                if MP4Boxes.looksLikeMP4(boxes) {
-                    report.container = "mp4"
-                    report.faststart = MP4Boxes.isFaststart(boxes)
-                }
+            let boxes = MP4Boxes.scan(length: length) { file.bytes(at: $0, count: $1) }.boxes
+            if MP4Boxes.looksLikeMP4(boxes) {
+                report.container = "mp4"
+                report.faststart = MP4Boxes.isFaststart(boxes)
             }
         }
         return report

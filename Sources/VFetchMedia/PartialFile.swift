@@ -1,3 +1,4 @@
+import VFetch
 import VFetchCore
 
 #if canImport(Glibc)
@@ -16,17 +17,20 @@ public final class PartialFile: MediaByteSource, Sendable {
     private let descriptor: Int32
 
     /// Opens `path` for reading; `length` is the whole file's length (present or not), `present`
-    /// the byte ranges that hold data.
-    public init(path: String, length: Int64, present: [Range<Int64>]) throws(MediaError) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw .invalidData("cannot open \(path): \(String(cString: strerror(errno)))")
+    /// the byte ranges that hold data. Anything but a regular file (a FIFO, whose open would block,
+    /// a device, a directory) is refused.
+    public convenience init(path: String, length: Int64, present: [Range<Int64>]) throws(MediaError) {
+        let descriptor: Int32
+        do {
+            descriptor = try RegularFile.open(path, O_RDONLY, followingLinks: true)
+        } catch {
+            throw .invalidData(error.kind == nil ? "cannot open \(error)" : error.description)
         }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            close(descriptor)
-            throw .invalidData("\(path) is not a regular file")
-        }
+        self.init(descriptor: descriptor, path: path, length: length, present: present)
+    }
+
+    /// Reads through `descriptor`, an open regular file it now owns; `path` names it in messages.
+    package init(descriptor: Int32, path: String, length: Int64, present: [Range<Int64>]) {
         self.path = path
         self.length = max(0, length)
         self.present = ByteRangeSet(present.map { $0.clamped(to: 0..<max(0, length)) }).ranges

@@ -8,12 +8,27 @@ import Foundation
 public func probeMedia(path: String, length: Int64, present: [Range<Int64>]) async throws(MediaError) -> (
     info: MediaInfo, playable: [ClosedRange<Double>]
 ) {
+    try await probeMedia(present: present) { () throws(MediaError) in
+        try PartialFile(path: path, length: length, present: present)
+    }
+}
+
+/// Probes `file` as ``probeMedia(path:length:present:)`` probes a path.
+func probeMedia(file: PartialFile) async throws(MediaError) -> (info: MediaInfo, playable: [ClosedRange<Double>]) {
+    try await probeMedia(present: file.present) { () throws(MediaError) in file }
+}
+
+private func probeMedia(
+    present: [Range<Int64>], opening: @escaping @Sendable () throws(MediaError) -> PartialFile
+) async throws(MediaError) -> (
+    info: MediaInfo, playable: [ClosedRange<Double>]
+) {
     let result: Result<(info: MediaInfo, playable: [ClosedRange<Double>]), MediaError> =
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(
                     returning: Result { () throws(MediaError) in
-                        let probe = try MediaProbe(source: PartialFile(path: path, length: length, present: present))
+                        let probe = try MediaProbe(source: opening())
                         return (probe.info, probe.playableRanges(present: present))
                     })
             }

@@ -37,18 +37,23 @@ func vfetch(_ arguments: [String], interruptWhen condition: @escaping @Sendable 
     try await run(vfetchBinary, arguments, signal: SIGINT, when: condition)
 }
 
-/// Runs a program to completion (killed after 60 s), optionally sending `signal` after a delay or
-/// once `condition` holds. A program killed by a signal reports that signal's number as its status.
+/// Runs a program to completion (killed after `timeout`), optionally sending `signal` after a delay or
+/// once `condition` holds, with `environment` added to this process's. A program killed by a signal
+/// reports that signal's number as its status.
 ///
 /// The signal is sent from a thread of its own: tests busy on Swift's few cooperative threads must
 /// not delay it until the program has finished.
 func run(
     _ path: String, _ arguments: [String], signal: Int32 = SIGINT, after delay: Duration? = nil,
-    when condition: (@Sendable () -> Bool)? = nil
+    when condition: (@Sendable () -> Bool)? = nil, environment: [String: String] = [:],
+    timeout: Duration = .seconds(60)
 ) async throws -> Finished {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output
@@ -68,7 +73,7 @@ func run(
         }.start()
     }
     let watchdog = Task.detached {
-        try await Task.sleep(for: .seconds(60))
+        try await Task.sleep(for: timeout)
         kill(pid, SIGKILL)
     }
     let (out, err) = await (stdout, stderr)
