@@ -11,13 +11,23 @@ struct CacheLocation: ParsableArguments {
 
     var serverFile: String { cacheDirectory + "/server.json" }
 
-    /// The URL of the server running on this cache, if its record names one that answers.
+    /// The URL of the server running on this cache, if its record names one that proves it is
+    /// this cache's server (it answers a challenge only the holder of the token can); the token is
+    /// sent to nothing else. After a kill -9 the record stays, and another program may listen there.
     func runningServer() -> String? {
         guard let data = FileManager.default.contents(atPath: serverFile),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let url = object["url"] as? String, let port = object["port"] as? Int, let host = object["host"] as? String,
-            canConnect(host: host, port: port)
+            let pid = object["pid"] as? Int, kill(pid_t(pid), 0) == 0 || errno == EPERM,
+            let token = CacheDirectory.readToken(cacheDirectory: cacheDirectory), canConnect(host: host, port: port)
         else { return nil }
+        let nonce = ServerProof.nonce()
+        let answer = try? LocalRequest.send("GET", url + "/api/proof?nonce=" + nonce, token: nil, timeout: 5)
+        let proof = answer.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any] }?["proof"]
+        guard proof as? String == ServerProof.answer(token: token, nonce: nonce, port: port) else {
+            writeStandardError("vfetch: \(host):\(port), named in \(serverFile), is not this cache's server; its token was not sent\n")
+            return nil
+        }
         return url
     }
 }

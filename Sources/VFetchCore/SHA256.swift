@@ -33,6 +33,11 @@ package struct SHA256: Sendable {
 
     /// The digest as lowercase hex. Consumes the state.
     package mutating func finalize() -> String {
+        digest().map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
+    }
+
+    /// The digest's 32 bytes. Consumes the state.
+    package mutating func digest() -> [UInt8] {
         let bitLength = length &* 8
         var tail: [UInt8] = [0x80]
         while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
@@ -41,16 +46,29 @@ package struct SHA256: Sendable {
         update(tail)
         length = savedLength
         let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        return words.map { word in
-            let hex = String(word, radix: 16)
-            return String(repeating: "0", count: 8 - hex.count) + hex
-        }.joined()
+        return words.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * UInt32($0))) } }
     }
 
     package static func hex(_ bytes: [UInt8]) -> String {
         var hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
+    }
+
+    /// HMAC-SHA256 (RFC 2104) of `message` under `key`, as lowercase hex.
+    package static func hmacHex(key: [UInt8], message: [UInt8]) -> String {
+        var block = key
+        if block.count > 64 {
+            var hasher = SHA256()
+            hasher.update(block)
+            block = hasher.digest()
+        }
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        var inner = SHA256()
+        inner.update(block.map { $0 ^ 0x36 } + message)
+        var outer = SHA256()
+        outer.update(block.map { $0 ^ 0x5C } + inner.digest())
+        return outer.finalize()
     }
 
     private static let k: [UInt32] = [

@@ -255,6 +255,14 @@ final class PlayerConnection: ChannelInboundHandler {
     // MARK: - The download API
 
     private func api(_ head: HTTPRequestHead, _ components: URLComponents, _ context: ChannelHandlerContext) {
+        if components.path == "/api/proof" {
+            // Before the token: a client proves the server knows it without sending it (see ServerProof).
+            guard let nonce = components.queryItems?.first(where: { $0.name == "nonce" })?.value, ServerProof.isNonce(nonce),
+                let port = context.channel.localAddress?.port
+            else { return fail(.badRequest, "send nonce= (32 to 128 hex digits)", head, context) }
+            let proof = ServerProof.answer(token: token, nonce: nonce, port: port)
+            return respond(.ok, type: "application/json", body: Array("{\"proof\":\"\(proof)\"}\n".utf8), head, context)
+        }
         let presented = head.headers.first(name: "Authorization") ?? ""
         guard presented == "Bearer " + token else {
             var headers = HTTPHeaders()

@@ -152,6 +152,23 @@ import Glibc
             #expect(await server.stop() == 0)
         }
     }
+
+    @Test func aStaleServerRecordNeverGetsTheTokenSentToWhateverListensThere() async throws {
+        try await withOrigin { origin, directory in
+            // A server was killed -9: its record and token stay; another program now has its port.
+            let cache = directory + "/cache"
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            let token = "0123456789abcdef0123456789abcdef"
+            FileManager.default.createFile(atPath: cache + "/token", contents: Data(token.utf8), attributes: [.posixPermissions: 0o600])
+            let record = #"{"url":"\#(origin.url(""))","host":"127.0.0.1","port":\#(origin.port),"pid":\#(getpid())}"#
+            FileManager.default.createFile(atPath: cache + "/server.json", contents: Data(record.utf8))
+            let listed = try await vfetch(["ls", "--cache-dir", cache])
+            #expect(listed.status == 4, "no server of this cache runs: \(listed.standardError)")
+            #expect(listed.standardError.contains("is not this cache's server"), "\(listed.standardError)")
+            #expect(!origin.requests.isEmpty, "the client asked for a proof")
+            #expect(origin.requests.allSatisfy { $0.header("authorization") == nil }, "the token was never sent")
+        }
+    }
 }
 
 /// Sends `request` as it is over one TCP connection and returns all the server answers until it closes.

@@ -32,3 +32,25 @@ import Testing
         #expect(million.finalize() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }
+
+@Suite struct HMACTests {
+    // RFC 4231, test cases 2 and 6.
+    @Test func matchesTheRFCVectors() {
+        #expect(
+            SHA256.hmacHex(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            SHA256.hmacHex(
+                key: [UInt8](repeating: 0xAA, count: 131),
+                message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    }
+
+    @Test func aServersProofDependsOnTokenNonceAndPort() {
+        let proof = ServerProof.answer(token: "t", nonce: "00", port: 1)
+        #expect(proof != ServerProof.answer(token: "u", nonce: "00", port: 1))
+        #expect(proof != ServerProof.answer(token: "t", nonce: "01", port: 1))
+        #expect(proof != ServerProof.answer(token: "t", nonce: "00", port: 2))
+        #expect(ServerProof.isNonce(ServerProof.nonce()) && !ServerProof.isNonce("xyz"))
+    }
+}
