@@ -97,6 +97,16 @@ package final class CacheDirectory: Sendable {
         }
     }
 
+    /// The disk space each entry's data takes, by ID; cheaper than `entries()`, for size checks.
+    package func diskUsage() -> [String: Int64] {
+        var sizes: [String: Int64] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where name.hasSuffix(".part") {
+            let id = String(name.dropLast(".part".count))
+            if CacheIndex.isID(id) { sizes[id] = Self.diskUsage(path + "/" + name) }
+        }
+        return sizes
+    }
+
     /// Deletes an entry's files and forgets it; `sync: false` leaves the directory's fsync to the caller.
     package func remove(_ id: String, sync: Bool = true) {
         let base = entryPath(id)

@@ -7,6 +7,10 @@ extension Engine {
     func serveReaders() {
         guard let demand, let file, scheduler != nil else { return }
         if let change = demand.take() {
+            if change.readersOnly, scheduler?.playback?.windowsOnly == false {
+                scheduler?.playback?.windowsOnly = true
+                scheduler?.playback?.lookahead = demand.lookahead
+            }
             scheduler?.playback?.positions = change.positions
             for offset in change.waits { scheduler?.startSoon(at: offset) }
             scheduler?.trimToWindows()

@@ -21,21 +21,37 @@ package final class ReaderDemand: Sendable {
     struct Change {
         var positions: [Int64]
         var waits: [Int64]
+        /// Fetch only what readers need from now on.
+        var readersOnly: Bool
     }
 
     private struct State {
         var positions: [Int: Int64] = [:]
         var waits: [Int64] = []
+        var readersOnly = false
         var changed = false
     }
 
-    package let prefetch: Prefetch
+    /// The prefetch asked for when the download started.
+    private let requested: Prefetch
     private let state = Mutex(State())
     let written: @Sendable (ByteRangeSet) -> Void
 
     package init(prefetch: Prefetch, written: @escaping @Sendable (ByteRangeSet) -> Void) {
-        self.prefetch = prefetch
+        requested = prefetch
         self.written = written
+    }
+
+    package var prefetch: Prefetch { state.withLock { $0.readersOnly } ? .none : requested }
+
+    /// From now on the download fetches only what readers need (the cache is nearly full); the
+    /// engine narrows its plan on its next turn, and the transfers in flight stop at the readers' windows.
+    package func fetchOnlyForReaders() {
+        state.withLock { state in
+            guard !state.readersOnly else { return }
+            state.readersOnly = true
+            state.changed = true
+        }
     }
 
     /// Bytes fetched ahead of each reader, in playback order.
@@ -72,7 +88,7 @@ package final class ReaderDemand: Sendable {
                 state.waits.removeAll()
                 state.changed = false
             }
-            return Change(positions: state.positions.values.sorted(), waits: state.waits)
+            return Change(positions: state.positions.values.sorted(), waits: state.waits, readersOnly: state.readersOnly)
         }
     }
 }

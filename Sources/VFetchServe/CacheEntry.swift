@@ -18,8 +18,23 @@ final class CacheEntry: Sendable {
     let path: String
     private let options: DownloadOptions
     private let prefetch: ReaderDemand.Prefetch
-    /// Called when a download ends (the cache then checks its size).
+    /// Called when a download ends, and with the bytes written as the file grows (the cache then
+    /// checks its size).
     private let downloadEnded: @Sendable () -> Void
+    private let grew: @Sendable (Int64) -> Void
+    /// The cache's size: a file larger than that is fetched only where readers read, since what
+    /// was fetched ahead would take the room their next bytes need.
+    private let maxBytes: Int64
+
+    /// What the cache's size lets this entry fetch (see `PlayerCache.trim`).
+    enum Allowance: Sendable {
+        /// As `--prefetch` says.
+        case prefetch
+        /// Only what readers ask for.
+        case readersOnly
+        /// Nothing: the cache is full.
+        case nothing
+    }
 
     /// A complete entry is checked against the origin again (one request) when read after this long.
     static let revalidateAfter: Duration = .seconds(60)
@@ -52,20 +67,25 @@ final class CacheEntry: Sendable {
         var nextReader = 0
         /// Bumped when a download starts and when a reader joins, so a late idle timer does nothing.
         var generation = 0
+        var allowance = Allowance.prefetch
+        /// What the running download fetches beyond readers' needs.
+        var downloadPrefetch = ReaderDemand.Prefetch.full
     }
 
     private let state: Mutex<State>
 
     init(
         id: String, url: String, path: String, options: DownloadOptions, prefetch: ReaderDemand.Prefetch,
-        downloadEnded: @escaping @Sendable () -> Void
+        maxBytes: Int64, downloadEnded: @escaping @Sendable () -> Void, grew: @escaping @Sendable (Int64) -> Void
     ) {
+        self.maxBytes = maxBytes
         self.id = id
         state = Mutex(State(url: url))
         self.path = path
         self.options = options
         self.prefetch = prefetch
         self.downloadEnded = downloadEnded
+        self.grew = grew
     }
 
     /// The remote file's facts and the download version to serve, once its download has probed it (at
@@ -108,6 +128,7 @@ final class CacheEntry: Sendable {
         let ready: Bool? = state.withLock { state in
             if state.complete { return offset < state.remote?.length ?? 0 ? true : nil }  // nil: past the end
             if state.written.contains(offset) { return true }
+            if state.allowance == .nothing { return nil }
             state.waiters.append(Waiter(offset: offset, promise: promise))
             if state.download == nil { startDownload(&state) }
             state.demand?.wait(at: offset)
@@ -116,10 +137,31 @@ final class CacheEntry: Sendable {
         }
         switch ready {
         case true?: promise.succeed()
-        case nil: promise.fail(DownloadError.badResponse("read past the end of the file"))
+        case nil: promise.fail(DownloadError.badResponse("read past the end of the file, or the cache is full"))
         case false?: break
         }
         return promise.futureResult
+    }
+
+    /// Whether a reader starting at `offset` would wait for a byte the cache has no room for.
+    func refuses(at offset: Int64) -> Bool {
+        state.withLock { state in
+            state.allowance == .nothing && !state.complete && !state.written.contains(offset)
+        }
+    }
+
+    /// Sets what the cache's size allows: a running download narrows to its readers' windows, or
+    /// stops (it checkpoints) when nothing more may be fetched.
+    func allow(_ allowance: Allowance) {
+        let (download, stop): (Download?, Bool) = state.withLock { state in
+            state.allowance = allowance
+            if allowance == .readersOnly, state.downloadPrefetch != .none {
+                state.downloadPrefetch = .none
+                state.demand?.fetchOnlyForReaders()
+            }
+            return (state.download, allowance == .nothing)
+        }
+        if stop { download?.cancel() } else { download?.wake() }
     }
 
     // MARK: - Readers
@@ -147,7 +189,7 @@ final class CacheEntry: Sendable {
             state.readers[reader] = nil
             state.demand?.setPosition(nil, of: reader)
             state.download?.wake()
-            guard state.readers.isEmpty, prefetch != .full, let download = state.download else { return nil }
+            guard state.readers.isEmpty, state.downloadPrefetch != .full, let download = state.download else { return nil }
             return (download, state.generation)
         }
         // Without full prefetch an entry nobody reads stops downloading after a grace period (a
@@ -200,7 +242,10 @@ final class CacheEntry: Sendable {
         options.overwrite = true
         options.publicAddressesOnly = options.publicAddressesOnly || state.publicOnly
         let version = state.version + 1
-        let demand = ReaderDemand(prefetch: prefetch) { [weak self] written in self?.wrote(written, version: version) }
+        state.downloadPrefetch = state.allowance == .prefetch ? prefetch : .none
+        let demand = ReaderDemand(prefetch: state.downloadPrefetch) { [weak self] written in
+            self?.wrote(written, version: version)
+        }
         for (reader, offset) in state.readers { demand.setPosition(offset, of: reader) }
         let download = Download(url: state.url, to: .file(path), options: options, demand: demand)
         state.generation += 1
@@ -230,6 +275,10 @@ final class CacheEntry: Sendable {
             guard state.version == version else { return [EventLoopPromise<(RemoteInfo, version: Int)>]() }
             state.remote = info
             state.validated = .now
+            if let length = info.length, length > maxBytes, state.downloadPrefetch != .none {
+                state.downloadPrefetch = .none
+                state.demand?.fetchOnlyForReaders()
+            }
             defer { state.opening.removeAll() }
             return state.opening
         }
@@ -238,14 +287,16 @@ final class CacheEntry: Sendable {
 
     /// Called on the download's thread with all bytes written so far.
     private func wrote(_ written: ByteRangeSet, version: Int) {
-        let ready = state.withLock { state in
-            guard state.version == version else { return [Waiter]() }
+        let (ready, growth) = state.withLock { state in
+            guard state.version == version else { return ([Waiter](), Int64(0)) }
+            let growth = written.count - state.written.count
             state.written = written
             let ready = state.waiters.filter { written.contains($0.offset) }
             state.waiters.removeAll { written.contains($0.offset) }
-            return ready
+            return (ready, growth)
         }
         for waiter in ready { waiter.promise.succeed() }
+        if growth > 0 { grew(growth) }
     }
 
     private func ended(_ download: Download, _ result: Result<DownloadSummary, DownloadError>) {

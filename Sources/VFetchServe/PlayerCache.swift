@@ -16,6 +16,11 @@ package final class PlayerCache: Sendable {
     package let directory: CacheDirectory
     package let settings: Settings
     private let entries = Mutex<[String: CacheEntry]>([:])
+    /// Held while the cache's size is checked: one check at a time.
+    private let trimming = Mutex(())
+    private let grownSinceTrim = Mutex<Int64>(0)
+    /// Whether the last check found the cache full (guarded by `trimming`).
+    nonisolated(unsafe) private var full = false
     /// Keys whose origin failed lately, with the message and until when it is given again without
     /// asking the origin: a player retrying a dead URL gets it at once, and failed URLs leave nothing
     /// on disk, however many a page sends.
@@ -34,8 +39,8 @@ package final class PlayerCache: Sendable {
         let (entry, isNew) = entries.withLock { entries in
             if let entry = entries[id] { return (entry, false) }
             let entry = CacheEntry(
-                id: id, url: url, path: directory.entryPath(id), options: settings.download, prefetch: settings.prefetch
-            ) { [weak self] in self?.trim() }
+                id: id, url: url, path: directory.entryPath(id), options: settings.download, prefetch: settings.prefetch,
+                maxBytes: settings.maxBytes, downloadEnded: { [weak self] in self?.trim() }, grew: { [weak self] bytes in self?.grew(bytes) })
             entries[id] = entry
             return (entry, true)
         }
@@ -80,20 +85,55 @@ package final class PlayerCache: Sendable {
         }
     }
 
-    /// Evicts least recently used entries nobody reads or writes until the cache fits.
+    /// Keeps the cache within `maxBytes`, entries being downloaded included. Least recently used
+    /// entries nobody reads or writes are evicted first; when the rest come within two margins of
+    /// the limit, downloads fetch only what their readers ask for; within one margin, nothing more
+    /// (a player asking for a missing byte gets 507) until room is made. The margin covers what
+    /// arrives between two checks, so the files never pass the limit.
     package func trim() {
-        let sizes = Dictionary(uniqueKeysWithValues: directory.entries().map { ($0.id, $0.bytesOnDisk) })
-        // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
-        let evicted = entries.withLock { entries in
-            let inUse = Set(entries.filter { $0.value.isInUse }.keys)
-            let chosen = directory.evictions(sizes: sizes, maxBytes: settings.maxBytes, inUse: inUse)
-            for id in chosen {
-                entries[id] = nil
-                directory.remove(id, sync: false)
+        trimming.withLock { _ in
+            let sizes = directory.diskUsage()
+            // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
+            let (evicted, live) = entries.withLock { entries in
+                let inUse = Set(entries.filter { $0.value.isInUse }.keys)
+                // Room for the running downloads to go on fetching as --prefetch says, as far as they
+                // still need it: evicting comes before fetching less.
+                let needed = entries.values.map(\.status).filter(\.downloading).reduce(Int64(0)) { needed, status in
+                    needed + (status.length.map { $0 - status.bytesPresent } ?? 2 * margin)
+                }
+                let target = settings.maxBytes - min(needed, 2 * margin)
+                let chosen = directory.evictions(sizes: sizes, maxBytes: target, inUse: inUse)
+                for id in chosen {
+                    entries[id] = nil
+                    directory.remove(id, sync: false)
+                }
+                return (chosen, Array(entries.values))
             }
-            return chosen
+            if !evicted.isEmpty { directory.sync() }
+            let total = sizes.filter { !evicted.contains($0.key) }.values.reduce(0, +)
+            let allowance: CacheEntry.Allowance =
+                total + margin >= settings.maxBytes
+                ? .nothing : total + 2 * margin >= settings.maxBytes ? .readersOnly : .prefetch
+            for entry in live { entry.allow(allowance) }
+            grownSinceTrim.withLock { $0 = 0 }
+            if allowance == .nothing, !full {
+                let limit = humanSize(settings.maxBytes)
+                FileHandle.standardError.write(Data("vfetch serve: the cache is full (--max-cache-size \(limit)) with files being read: fetching stops until a player leaves\n".utf8))
+            }
+            full = allowance == .nothing
         }
-        if !evicted.isEmpty { directory.sync() }
+    }
+
+    /// What may arrive between two checks of the cache's size: checks run every `margin / 2` bytes.
+    private var margin: Int64 { max(1 << 20, min(settings.maxBytes / 8, 64 << 20)) }
+
+    /// Entries grew by `bytes`: checks the size once they have grown by half a margin.
+    private func grew(_ bytes: Int64) {
+        let due = grownSinceTrim.withLock { grown in
+            grown += bytes
+            return grown >= margin / 2
+        }
+        if due { Task { self.trim() } }  // disk work, off the download's thread
     }
 
     /// Saves the index and trims every few seconds, until cancelled.

@@ -242,6 +242,10 @@ final class PlayerConnection: ChannelInboundHandler {
         guard head.method == .GET, !range.isEmpty else {
             return send(status, headers: headers, body: nil, head, context)
         }
+        if entry.refuses(at: range.lowerBound) {
+            let limit = humanSize(cache.settings.maxBytes)
+            return fail(.insufficientStorage, "the cache is full (--max-cache-size \(limit)) with files being read", head, context)
+        }
         let file = open(entry.path + ".part", O_RDONLY | O_CLOEXEC)
         guard file >= 0 else { return fail(.internalServerError, "cannot open the cache file", head, context) }
         commonHeaders(&headers, head)

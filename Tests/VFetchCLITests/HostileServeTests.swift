@@ -169,6 +169,43 @@ import Glibc
             #expect(origin.requests.allSatisfy { $0.header("authorization") == nil }, "the token was never sent")
         }
     }
+
+    @Test func theCacheNeverPassesItsSizeEvenWhileAFileLargerThanItIsRead() async throws {
+        let bytes = randomBytes(64 << 20, seed: 51)
+        let limit: Int64 = 16 << 20
+        try await ServeTests().withServer(["--max-cache-size", "16M", "-c", "4"]) { (origin, server, directory) async throws -> Void in
+            origin.publish("/big.bin", bytes, behavior: throttled(4 << 20))
+            let sampling = Task {
+                var largest: Int64 = 0
+                while !Task.isCancelled {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory)) ?? []
+                    let used = names.filter { $0.hasSuffix(".part") }.reduce(Int64(0)) { total, name in
+                        var info = stat()
+                        return total + (stat(server.cacheDirectory + "/" + name, &info) == 0 ? Int64(info.st_blocks) * 512 : 0)
+                    }
+                    largest = max(largest, used)
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                return largest
+            }
+            let url = server.stream(origin.url("/big.bin"))
+            // A slow player at the start (a file larger than the cache is fetched only where players
+            // read, so it is served), then one far into the file, until the cache is full.
+            let slow = try await run("/usr/bin/curl", ["-s", "-m", "3", "--limit-rate", "512k", "-o", directory + "/slow", url])
+            #expect(slow.status == 28, "curl stopped by its time limit, not by the server")
+            _ = try await run("/usr/bin/curl", ["-s", "-m", "8", "-r", "\(32 << 20)-", "-o", directory + "/far", url])
+            let refused = try await curl(["-r", "\(56 << 20)-", url], body: directory + "/body")
+            sampling.cancel()
+            let largest = await sampling.value
+            #expect(largest <= limit, "the cache took \(largest) bytes, more than its 16 MiB")
+            #expect(refused.hasSuffix("507"), "\(refused)")
+            let message = String(decoding: try Data(contentsOf: URL(fileURLWithPath: directory + "/body")), as: UTF8.self)
+            #expect(message.contains("the cache is full (--max-cache-size 16.0 MiB)"), "\(message)")
+            // What was served is the file's, never anything else.
+            let served = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/slow")))
+            #expect(!served.isEmpty && served == Array(bytes.prefix(served.count)))
+        }
+    }
 }
 
 /// Sends `request` as it is over one TCP connection and returns all the server answers until it closes.
