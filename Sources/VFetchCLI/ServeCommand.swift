@@ -65,6 +65,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' for the origin (repeatable).")
     var header: [String] = []
 
+    @Option(
+        name: .customLong("allow-origin"),
+        help: "Let web pages of this origin (scheme://host[:port]) read the cache's media with CORS (repeatable; '*': any page).")
+    var allowOrigin: [String] = []
+
     @Flag(name: .customLong("deny-private"), help: "Never fetch from loopback, private or link-local addresses (web pages' requests never do).")
     var denyPrivate = false
 
@@ -85,6 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
+        do { _ = try CrossOriginPolicy(allowing: allowOrigin) } catch { throw ValidationError(error.description) }
         if !DownloadQueue.concurrencyRange.contains(maxDownloads) {
             throw ValidationError("--max-downloads must be between 1 and \(DownloadQueue.concurrencyRange.upperBound)")
         }
@@ -121,7 +127,9 @@ struct ServeCommand: AsyncParsableCommand {
         let downloads = DownloadService(directory: location.cacheDirectory, settings: queueSettings)
         let server: CacheServer
         do {
-            server = try await CacheServer.start(cache: cache, downloads: downloads, token: token, host: host, port: port)
+            server = try await CacheServer.start(
+                cache: cache, downloads: downloads, token: token, host: host, port: port,
+                crossOrigin: try CrossOriginPolicy(allowing: allowOrigin))
         } catch {
             writeStandardError("vfetch: cannot listen on \(host):\(port): \(error)\n")
             throw ExitCode(ExitStatus.failure.rawValue)

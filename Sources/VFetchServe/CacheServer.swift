@@ -32,7 +32,8 @@ package final class CacheServer: Sendable {
 
     /// Listens on host:port; API clients must send `token`.
     package static func start(
-        cache: PlayerCache, downloads: DownloadService, token: String, host: String, port: Int
+        cache: PlayerCache, downloads: DownloadService, token: String, host: String, port: Int,
+        crossOrigin: CrossOriginPolicy
     ) async throws -> CacheServer {
         let threadPool = NIOThreadPool(numberOfThreads: 2)
         threadPool.start()
@@ -49,7 +50,7 @@ package final class CacheServer: Sendable {
                         try channel.pipeline.syncOperations.addHandler(
                             PlayerConnection(
                                 cache: cache, threadPool: threadPool, downloads: downloads, token: token, hosts: hosts,
-                                connections: connections))
+                                connections: connections, crossOrigin: crossOrigin))
                     }
                 }
                 .bind(host: host, port: port)

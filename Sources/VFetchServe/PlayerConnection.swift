@@ -41,6 +41,9 @@ final class PlayerConnection: ChannelInboundHandler {
     private let token: String
     private let hosts: HostAllowList
     private let connections: OpenConnections
+    private let crossOrigin: CrossOriginPolicy
+    /// The CORS headers of the answer being made (see `route`).
+    private var corsHeaders: [(String, String)] = []
     /// Closes the connection when no request arrives for `idleTimeout`.
     private var idleTimer: Scheduled<Void>?
     private var requestHead: HTTPRequestHead?
@@ -57,10 +60,11 @@ final class PlayerConnection: ChannelInboundHandler {
 
     init(
         cache: PlayerCache, threadPool: NIOThreadPool, downloads: DownloadService, token: String, hosts: HostAllowList,
-        connections: OpenConnections
+        connections: OpenConnections, crossOrigin: CrossOriginPolicy
     ) {
         self.hosts = hosts
         self.connections = connections
+        self.crossOrigin = crossOrigin
         self.cache = cache
         self.threadPool = threadPool
         self.downloads = downloads
@@ -132,7 +136,34 @@ final class PlayerConnection: ChannelInboundHandler {
         if components.path.hasPrefix("/api/") {
             return api(head, components, context)
         }
+        // Only the media may be read by other pages, and only by those --allow-origin names.
+        let origin = head.headers.first(name: "Origin")
+        corsHeaders = components.path == "/stream" ? crossOrigin.responseHeaders(origin: origin) : []
+        if head.method == .OPTIONS, components.path == "/stream",
+            let method = head.headers.first(name: "Access-Control-Request-Method")
+        {
+            let privateNetwork = head.headers.first(name: "Access-Control-Request-Private-Network")?.lowercased() == "true"
+            let requested = head.headers.first(name: "Access-Control-Request-Headers")
+            guard let answer = crossOrigin.preflight(origin: origin, method: method, headers: requested, privateNetwork: privateNetwork)
+            else {
+                return fail(.forbidden, "this page may not read the cache (serve --allow-origin ORIGIN allows one)", head, context)
+            }
+            corsHeaders = answer
+            return send(.noContent, headers: HTTPHeaders(), body: nil, head, context)
+        }
         switch components.path {
+        case "/", "/player.js", "/player.css":
+            guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Security-Policy", value: PlayerPage.contentSecurityPolicy)
+            headers.add(name: "Cache-Control", value: "no-cache")
+            let (type, text) =
+                switch components.path {
+                case "/player.js": ("text/javascript; charset=utf-8", PlayerPage.script)
+                case "/player.css": ("text/css; charset=utf-8", PlayerPage.css)
+                default: ("text/html; charset=utf-8", PlayerPage.html)
+                }
+            respond(.ok, type: type, body: Array(text.utf8), head, context, headers: headers)
         case "/stream":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
             let query = components.queryItems ?? []
@@ -158,7 +189,7 @@ final class PlayerConnection: ChannelInboundHandler {
                 self.respond(.ok, type: "application/json", body: json, head, context)
             }
         default:
-            fail(.notFound, "no such path: \(components.path) (try /stream?url=… or /status)", head, context)
+            fail(.notFound, "no such path: \(components.path) (try /, /stream?url=… or /status)", head, context)
         }
     }
 
@@ -193,6 +224,7 @@ final class PlayerConnection: ChannelInboundHandler {
             return true
         }
         guard let origin = head.headers.first(name: "Origin") else { return false }
+        if crossOrigin.allows(origin) { return false }
         let authority = URLComponents(string: origin).map { components in
             let host = components.host ?? ""
             return (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (components.port.map { ":\($0)" } ?? "")
@@ -427,6 +459,7 @@ final class PlayerConnection: ChannelInboundHandler {
     /// connection's keep-alive.
     private func commonHeaders(_ headers: inout HTTPHeaders, _ head: HTTPRequestHead) {
         headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
+        for (name, value) in corsHeaders { headers.replaceOrAdd(name: name, value: value) }
         if !headers.contains(name: "Content-Security-Policy") {
             headers.add(name: "Content-Security-Policy", value: "sandbox; default-src 'none'")
         }

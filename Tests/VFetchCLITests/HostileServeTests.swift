@@ -206,6 +206,44 @@ import Glibc
             #expect(!served.isEmpty && served == Array(bytes.prefix(served.count)))
         }
     }
+
+    @Test func onlyPagesNamedByAllowOriginMayReadTheCache() async throws {
+        let bytes = randomBytes(64 << 10, seed: 61)
+        let page = "http://127.0.0.1:9"
+        let preflight = [
+            "-X", "OPTIONS", "-H", "Origin: \(page)", "-H", "Access-Control-Request-Method: GET",
+            "-H", "Access-Control-Request-Headers: range", "-H", "Access-Control-Request-Private-Network: true",
+        ]
+        try await ServeTests().withServer { (origin, server, directory) async throws -> Void in
+            origin.publish("/f.bin", bytes)
+            let url = server.stream(origin.url("/f.bin"))
+            let refused = try await curl(preflight + [url], body: directory + "/body")
+            #expect(refused.hasSuffix("403") && !refused.contains("Access-Control"), "\(refused)")
+            let read = try await curl(["-H", "Origin: \(page)", url], body: directory + "/body")
+            #expect(!read.contains("Access-Control"), "no CORS header without --allow-origin: \(read)")
+            // The player page, with nothing from elsewhere.
+            let home = try await curl([server.base + "/"], body: directory + "/body")
+            #expect(home.hasSuffix("200") && home.contains("Content-Type: text/html") && home.contains("script-src 'self'"))
+            #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: directory + "/body")), as: UTF8.self).contains("<video"))
+            #expect(try await curl([server.base + "/player.js"], body: directory + "/body").hasSuffix("200"))
+        }
+        try await ServeTests().withServer(["--allow-origin", page]) { (origin, server, directory) async throws -> Void in
+            origin.publish("/f.bin", bytes)
+            let url = server.stream(origin.url("/f.bin"))
+            let allowed = try await curl(preflight + [url], body: directory + "/body")
+            #expect(allowed.hasSuffix("204"), "\(allowed)")
+            #expect(allowed.contains("Access-Control-Allow-Origin: \(page)"))
+            #expect(allowed.contains("Access-Control-Allow-Headers: Range"))
+            #expect(allowed.contains("Access-Control-Allow-Private-Network: true"))
+            let read = try await curl(["-H", "Origin: \(page)", "-r", "0-99", url], body: directory + "/body")
+            #expect(read.hasSuffix("206") && read.contains("Access-Control-Allow-Origin: \(page)"), "\(read)")
+            #expect(read.contains("Access-Control-Expose-Headers: Content-Range"))
+            let other = try await curl(["-H", "Origin: http://evil.example", url], body: directory + "/body")
+            #expect(!other.contains("Access-Control"), "\(other)")
+        }
+        let bad = try await vfetch(["serve", "--port", "0", "--allow-origin", "example.com"])
+        #expect(bad.status == 64 && bad.standardError.contains("is not an origin"), "\(bad.standardError)")
+    }
 }
 
 /// Sends `request` as it is over one TCP connection and returns all the server answers until it closes.

@@ -1,0 +1,55 @@
+/// The small player page serve answers at `/`: a `<video>` and a URL box, nothing from elsewhere,
+/// so a user can watch through the cache in a browser without anything else.
+enum PlayerPage {
+    /// Only this page's own script and the cache's media; no frame may embed it.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; media-src 'self'; style-src 'self'; form-action 'self'; "
+        + "base-uri 'none'; frame-ancestors 'none'"
+
+    static let html = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>vfetch</title>
+        <link rel="stylesheet" href="/player.css">
+        <script src="/player.js" defer></script>
+        </head>
+        <body>
+        <form method="get" action="/">
+        <input id="url" name="url" type="url" placeholder="https://example.com/film.mp4" required autofocus>
+        <button type="submit">Play</button>
+        </form>
+        <video id="player" controls playsinline></video>
+        <p id="status"></p>
+        </body>
+        </html>
+
+        """
+
+    static let css = """
+        body { font-family: sans-serif; margin: 1em; background: #111; color: #ddd; }
+        form { display: flex; gap: 0.5em; margin-bottom: 1em; }
+        input { flex: 1; font-size: 1em; }
+        video { width: 100%; max-height: 80vh; background: #000; }
+
+        """
+
+    /// Plays `?url=` through `/stream`; the page's own origin, so no CORS is involved.
+    static let script = """
+        "use strict";
+        const url = new URLSearchParams(location.search).get("url");
+        const video = document.getElementById("player");
+        const status = document.getElementById("status");
+        if (url) {
+            document.getElementById("url").value = url;
+            video.src = "/stream?url=" + encodeURIComponent(url);
+            video.play().catch(() => {});
+        }
+        video.addEventListener("error", () => {
+            status.textContent = "cannot play: " + (video.error ? video.error.message || video.error.code : "unknown error");
+        });
+
+        """
+}
