@@ -55,6 +55,7 @@ let package = Package(
         .target(
             name: "TestOrigin",
             dependencies: [
+                "VFetchCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

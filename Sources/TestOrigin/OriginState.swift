@@ -5,6 +5,7 @@ import Foundation
 #endif
 import NIOCore
 import Synchronization
+import VFetchCore
 
 /// One published file: its current bytes, validators and fault counters.
 struct PublishedFile {

@@ -251,6 +251,20 @@ final class PlayerConnection: ChannelInboundHandler {
         }
         if let etag = remote.etag { headers.add(name: "ETag", value: etag) }
         if let modified = remote.lastModified { headers.add(name: "Last-Modified", value: modified) }
+        let condition = ConditionalRequest(
+            isGetOrHead: true, ifMatch: head.headers.first(name: "If-Match"),
+            ifUnmodifiedSince: head.headers.first(name: "If-Unmodified-Since"),
+            ifNoneMatch: head.headers.first(name: "If-None-Match"),
+            ifModifiedSince: head.headers.first(name: "If-Modified-Since"), etag: remote.etag, lastModified: remote.lastModified)
+        switch condition {
+        case .proceed: break
+        case .notModified:
+            headers.remove(name: "Content-Type")
+            headers.remove(name: "Content-Disposition")
+            return send(.notModified, headers: headers, body: nil, head, context)
+        case .preconditionFailed:
+            return fail(.preconditionFailed, "a precondition (If-Match or If-Unmodified-Since) failed", head, context)
+        }
         let range: Range<Int64>
         let status: HTTPResponseStatus
         // If-Range naming another version of the file: the whole current file, not a part to splice.
@@ -458,6 +472,7 @@ final class PlayerConnection: ChannelInboundHandler {
     /// What every answer carries: no answer is ever sniffed into a page or runs as one, and the
     /// connection's keep-alive.
     private func commonHeaders(_ headers: inout HTTPHeaders, _ head: HTTPRequestHead) {
+        headers.replaceOrAdd(name: "Date", value: HTTPDate.format(epochSeconds: Int(Date().timeIntervalSince1970)))
         headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
         for (name, value) in corsHeaders { headers.replaceOrAdd(name: name, value: value) }
         if !headers.contains(name: "Content-Security-Policy") {

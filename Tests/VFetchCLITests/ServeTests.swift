@@ -159,6 +159,41 @@ import Glibc
         }
     }
 
+    @Test func conditionalRequestsAndDatesAsCachesExpect() async throws {
+        let bytes = randomBytes(256 << 10, seed: 4)
+        try await withServer { origin, server, directory in
+            origin.publish("/f.bin", bytes)
+            let url = server.stream(origin.url("/f.bin"))
+            func curl(_ arguments: [String]) async throws -> String {
+                try await run("/usr/bin/curl", ["-s", "-o", directory + "/body", "-D", "-", "-w", "%{http_code}"] + arguments).standardOutput
+            }
+            func header(_ name: String, in answer: String) -> String? {
+                answer.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ": ") }.map {
+                    String($0.dropFirst(name.count + 2))
+                }
+            }
+            let first = try await curl([url])
+            #expect(first.hasSuffix("200"))
+            let etag = try #require(header("ETag", in: first))
+            let modified = try #require(header("Last-Modified", in: first))
+            let date = try #require(header("Date", in: first))
+            #expect(date.hasSuffix(" GMT") && date.count == 29, "an IMF-fixdate: \(date)")
+            let head = try await curl(["-I", url])
+            #expect(header("Content-Length", in: head) == header("Content-Length", in: first), "HEAD says what GET says")
+
+            let current = try await curl(["-H", "If-None-Match: \(etag)", url])
+            #expect(current.hasSuffix("304"), "\(current)")
+            #expect(header("ETag", in: current) == etag && header("Content-Length", in: current) == nil)
+            let notModified = try await run("/usr/bin/curl", ["-s", "-H", "If-None-Match: \(etag)", url])
+            #expect(notModified.standardOutput.isEmpty, "a 304 has no body")
+            #expect(try await curl(["-H", "If-None-Match: \"another\"", url]).hasSuffix("200"))
+            #expect(try await curl(["-H", "If-Modified-Since: \(modified)", url]).hasSuffix("304"))
+            #expect(try await curl(["-H", "If-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT", url]).hasSuffix("200"))
+            #expect(try await curl(["-H", "If-Match: \"another\"", url]).hasSuffix("412"))
+            #expect(try await curl(["-H", "If-Match: \(etag)", "-r", "0-9", url]).hasSuffix("206"))
+        }
+    }
+
     @Test func aPlayerLeavingMidResponseStopsNothing() async throws {
         let bytes = randomBytes(8 * Self.mib, seed: 5)
         try await withServer(["-c", "4"]) { origin, server, _ in

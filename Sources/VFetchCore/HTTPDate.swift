@@ -1,12 +1,12 @@
 /// HTTP dates (IMF-fixdate, RFC 9110 §5.6.7), e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
 ///
 /// Hand-rolled so the output never depends on a locale or a formatter's configuration.
-enum HTTPDate {
+package enum HTTPDate {
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// Formats whole seconds since 1970-01-01 00:00:00 UTC.
-    static func format(epochSeconds: Int) -> String {
+    package static func format(epochSeconds: Int) -> String {
         let days = floorDiv(epochSeconds, 86_400)
         let secondOfDay = epochSeconds - days * 86_400
         let (year, month, day) = civilDate(daysSinceEpoch: days)
@@ -14,6 +14,30 @@ enum HTTPDate {
         let weekday = weekdays[((days % 7) + 11) % 7]
         return "\(weekday), \(pad(day)) \(months[month - 1]) \(year) "
             + "\(pad(secondOfDay / 3600)):\(pad(secondOfDay / 60 % 60)):\(pad(secondOfDay % 60)) GMT"
+    }
+
+    /// Whole seconds since 1970 of an IMF-fixdate; nil for anything else (the obsolete RFC 850 and
+    /// asctime forms are not worth trusting in a condition).
+    package static func parse(_ value: String) -> Int? {
+        let parts = value.split(separator: " ")
+        guard parts.count == 6, parts[5] == "GMT", parts[0].count == 4, parts[0].hasSuffix(","),
+            let day = Int(parts[1]), let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int(parts[3])
+        else { return nil }
+        let time = parts[4].split(separator: ":").compactMap { Int($0) }
+        guard time.count == 3, (1...31).contains(day), (0...23).contains(time[0]), (0...59).contains(time[1]),
+            (0...60).contains(time[2]), (1...9999).contains(year)
+        else { return nil }
+        return daysSinceEpoch(year: year, month: monthIndex + 1, day: day) * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
+    }
+
+    /// Howard Hinnant's days-from-civil algorithm, the inverse of `civilDate`.
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = floorDiv(y, 400)
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
