@@ -23,7 +23,7 @@ struct PlayCommand: ParsableCommand {
 
     func run() throws {
         guard isFetchableURL(url) else {
-            writeStandardError("vfetch: bad URL: \(url)\n")
+            writeStandardError("vfetch: bad URL: \(redactedURL(url))\n")
             throw ExitCode(ExitStatus.badURL.rawValue)
         }
         guard let command = playerCommand() else {
@@ -37,7 +37,9 @@ struct PlayCommand: ParsableCommand {
         // Everything but unreserved characters encoded, so the URL's own `?`, `&` and `+` stay its own.
         let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
         let local = server + "/stream?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
-        FileHandle.standardOutput.write(Data((local + "\n").utf8))
+        // The player gets the URL as it is; what is printed shows no password.
+        let shown = server + "/stream?url=" + redactedURL(url).addingPercentEncoding(withAllowedCharacters: unreserved)!
+        FileHandle.standardOutput.write(Data((shown + "\n").utf8))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst()) + [local]

@@ -92,7 +92,7 @@ struct AddCommand: ParsableCommand {
     func run() throws {
         for url in urls {
             guard isFetchableURL(url) else {
-                writeStandardError("vfetch: bad URL: \(url)\n")
+                writeStandardError("vfetch: bad URL: \(redactedURL(url))\n")
                 throw ExitCode(ExitStatus.badURL.rawValue)
             }
         }
