@@ -75,7 +75,7 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    static func forOutput(_ refusal: RegularFile.Refusal) -> DownloadError {
+    package static func forOutput(_ refusal: RegularFile.Refusal) -> DownloadError {
         refusal.kind == nil ? forOutput(errno: refusal.code, path: refusal.path) : .outputNotWritable(refusal.description)
     }
 

@@ -30,7 +30,7 @@ struct PlayCommand: ParsableCommand {
             writeStandardError("vfetch: no player found (install mpv, ffplay or vlc, or pass --player CMD)\n")
             throw ExitCode(64)
         }
-        guard let server = location.runningServer() ?? Self.startServer(location: location, port: port) else {
+        guard let server = try location.runningServer() ?? Self.startServer(location: location, port: port) else {
             writeStandardError("vfetch: cannot start vfetch serve (see \(location.cacheDirectory)/serve.log)\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
@@ -59,18 +59,26 @@ struct PlayCommand: ParsableCommand {
     }
 
     /// Starts `vfetch serve` in the background so it outlives this command; its URL once it answers.
-    static func startServer(location: CacheLocation, port: Int) -> String? {
-        try? FileManager.default.createDirectory(atPath: location.cacheDirectory, withIntermediateDirectories: true)
-        let log = location.cacheDirectory + "/serve.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
+    /// A cache directory that cannot be made private (another user's) is refused in one line, exit code 7.
+    static func startServer(location: CacheLocation, port: Int) throws -> String? {
+        let logFile: Int32
+        do throws(DownloadError) {
+            try CacheDirectory.makePrivate(location.cacheDirectory)
+            // A new private file in place of any old one; a link there is replaced, not followed.
+            do { logFile = try RegularFile.create(location.cacheDirectory + "/serve.log") } catch { throw .forOutput(error) }
+        } catch {
+            writeStandardError("vfetch: \(error)\n")
+            throw ExitCode(ExitStatus(error).rawValue)
+        }
+        let log = FileHandle(fileDescriptor: logFile, closeOnDealloc: true)
         let server = Process()
         server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
         if !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
             server.executableURL = findExecutable(CommandLine.arguments[0]).map { URL(fileURLWithPath: $0) }
         }
         server.arguments = ["serve", "--cache-dir", location.cacheDirectory, "--port", String(port)]
-        server.standardOutput = FileHandle(forWritingAtPath: log)
-        server.standardError = FileHandle(forWritingAtPath: log)
+        server.standardOutput = log
+        server.standardError = log
         server.standardInput = FileHandle.nullDevice
         guard (try? server.run()) != nil else { return nil }
         for _ in 0..<100 {

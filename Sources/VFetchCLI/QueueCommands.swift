@@ -97,7 +97,7 @@ struct AddCommand: ParsableCommand {
             }
         }
         if target.server == nil, target.location.runningServer() == nil {
-            guard PlayCommand.startServer(location: target.location, port: 0) != nil else {
+            guard try PlayCommand.startServer(location: target.location, port: 0) != nil else {
                 writeStandardError("vfetch: cannot start vfetch serve (see \(target.location.cacheDirectory)/serve.log)\n")
                 throw ExitCode(ExitStatus.failure.rawValue)
             }

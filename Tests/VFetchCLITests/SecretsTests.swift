@@ -143,4 +143,68 @@ import Glibc
             #expect(await server.stop() == 0)
         }
     }
+
+    @Test func theCacheDirectoryAndItsFilesArePrivate() async throws {
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            origin.publish("/f.bin", randomBytes(64 << 10, seed: 304))
+            // A link where serve.log goes is replaced, never followed.
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            try "mine\n".write(toFile: directory + "/mine.txt", atomically: false, encoding: .utf8)
+            #expect(symlink(directory + "/mine.txt", cache + "/serve.log") == 0)
+            // No server runs: `add` starts one in the background, logging to serve.log.
+            let added = try await vfetch(["add", origin.url("/f.bin"), "-o", directory + "/f.bin", "--cache-dir", cache])
+            #expect(added.status == 0, "\(added)")
+            let record = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: cache + "/server.json")))
+            let pid = try #require((record as? [String: Any])?["pid"] as? Int)
+            let base = try #require((record as? [String: Any])?["url"] as? String)
+            defer { if exists(cache + "/server.json") { kill(pid_t(pid), SIGINT) } }
+            #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
+            let read = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", base + "/stream?url=" + origin.url("/f.bin")])
+            #expect(read.status == 0, "\(read)")
+            #expect(mode(cache) == 0o700)
+            for file in ["queue.json", "token", "server.json", "serve.log", "lock"] {
+                #expect(mode(cache + "/" + file) == 0o600, "\(file)")
+            }
+            #expect(try String(contentsOfFile: directory + "/mine.txt", encoding: .utf8) == "mine\n")
+            kill(pid_t(pid), SIGINT)
+            for _ in 0..<100 where exists(cache + "/server.json") { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(mode(cache + "/index.json") == 0o600, "saved on the way out")
+            let entries = try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasSuffix(".vfetch") }
+            #expect(!entries.isEmpty && entries.allSatisfy { mode(cache + "/" + $0) == 0o600 }, "\(entries)")
+        }
+    }
+
+    @Test func anOpenCacheDirectoryOfOursIsMadePrivate() async throws {
+        try await withOrigin { _, directory in
+            let cache = directory + "/cache"
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            chmod(cache, 0o755)
+            let listed = try await vfetch(["cache", "ls", "--cache-dir", cache])
+            #expect(listed.status == 0, "\(listed)")
+            #expect(mode(cache) == 0o700)
+            let nested = directory + "/new/nested/cache"
+            let made = try await vfetch(["cache", "ls", "--cache-dir", nested])
+            #expect(made.status == 0, "\(made)")
+            #expect(mode(nested) == 0o700 && mode(directory + "/new") == 0o700)
+        }
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to give a directory to another user"))
+    func anotherUsersCacheDirectoryIsRefused() async throws {
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            chmod(cache, 0o755)
+            #expect(chown(cache, 65534, 65534) == 0)
+            for arguments in [["cache", "ls"], ["serve", "--port", "0"], ["add", origin.url("/f.bin"), "-o", directory + "/f.bin"]] {
+                let refused = try await run(vfetchBinary, arguments + ["--cache-dir", cache], timeout: .seconds(10))
+                #expect(refused.status == 7, "\(arguments): \(refused)")
+                let lines = refused.standardError.split(separator: "\n")
+                #expect(lines.count == 1 && refused.standardError.contains("belongs to another user"), "\(refused.standardError)")
+            }
+            #expect(mode(cache) == 0o755, "left as it was")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cache).isEmpty, "nothing written there")
+        }
+    }
 }
