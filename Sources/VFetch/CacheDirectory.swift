@@ -34,11 +34,7 @@ package final class CacheDirectory: Sendable {
     /// process holds the lock. Without the lock only reading is safe.
     package init(path: String, exclusive: Bool = true) throws(DownloadError) {
         self.path = path
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw .outputNotWritable("\(path): cannot create the cache directory")
-        }
+        try Self.makePrivate(path)
         var fd: Int32 = -1
         if exclusive {
             do { fd = try RegularFile.open(path + "/lock", O_RDWR | O_CREAT, mode: 0o600) } catch { throw .forOutput(error) }
@@ -52,6 +48,37 @@ package final class CacheDirectory: Sendable {
     }
 
     deinit { if lockDescriptor >= 0 { close(lockDescriptor) } }
+
+    /// Makes `path` a directory only this user can enter: creates it (and missing parents) with mode
+    /// 0700, tightens one of this user's that group or others may enter, and refuses one that belongs
+    /// to another user.
+    ///
+    /// The cache directory holds the API's `token`, `queue.json` with the URLs and request headers of
+    /// downloads (passwords, cookies, signed links) and the files players watched. A directory of
+    /// ours that others may enter was made so by an earlier vfetch (which created it 0755) or by a
+    /// `mkdir` with the usual umask, not chosen to share these: it is tightened rather than refused,
+    /// so an existing cache keeps working. Another user's directory is refused: its owner could read
+    /// the token and replace the queue, and it cannot be tightened.
+    package static func makePrivate(_ path: String) throws(DownloadError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            mkdir(prefix, 0o700)  // EEXIST for those that are there
+        }
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw .outputNotWritable("\(path): cannot create the cache directory (\(String(cString: strerror(errno))))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .forOutput(errno: errno, path: path) }
+        guard info.st_uid == geteuid() else {
+            throw .outputNotWritable(
+                "\(path) belongs to another user (uid \(info.st_uid)); vfetch keeps its token and credentials "
+                    + "in its cache directory: use one of your own (--cache-dir)")
+        }
+        if info.st_mode & 0o077 != 0, fchmod(fd, 0o700) != 0 { throw .forOutput(errno: errno, path: path) }
+    }
 
     /// The default: `$XDG_CACHE_HOME/vfetch`, or `~/.cache/vfetch`.
     package static var defaultPath: String {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import VFetchCore
 
 /// Why a download stopped. Each case has its own exit code in the `vfetch` command.
 public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -38,7 +39,11 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The transfer failed and retries did not help.
     case transferFailed(String)
 
-    public var description: String {
+    /// What went wrong, in one line, with the password of any URL in it replaced by `***` (see
+    /// `redactingCredentials(in:)`): errors are shown, logged and sent to players and API clients.
+    public var description: String { redactingCredentials(in: plainDescription) }
+
+    private var plainDescription: String {
         switch self {
         case .badURL(let url): "bad URL: \(url)"
         case .connectFailed(let reason): "cannot connect: \(reason)"
@@ -70,7 +75,7 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    static func forOutput(_ refusal: RegularFile.Refusal) -> DownloadError {
+    package static func forOutput(_ refusal: RegularFile.Refusal) -> DownloadError {
         refusal.kind == nil ? forOutput(errno: refusal.code, path: refusal.path) : .outputNotWritable(refusal.description)
     }
 

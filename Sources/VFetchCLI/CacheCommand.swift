@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VFetch
+import VFetchCore
 
 struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,13 +22,13 @@ struct CacheCommand: ParsableCommand {
             for entry in directory.entries() {
                 if json {
                     printJSONLine([
-                        "id": entry.id, "url": entry.url, "key": entry.key, "length": entry.length as Any,
+                        "id": entry.id, "url": redactedURL(entry.url), "key": redactedURL(entry.key), "length": entry.length as Any,
                         "bytes_cached": entry.bytesCached, "bytes_on_disk": entry.bytesOnDisk,
                         "complete": entry.isComplete, "last_access": entry.lastAccess,
                     ])
                 } else {
                     let done = entry.length.map { $0 > 0 ? Double(entry.bytesCached) * 100 / Double($0) : 100 } ?? 0
-                    print(String(format: "%@  %5.1f%%  %9@  %@", entry.id, done, Format.size(entry.bytesOnDisk), entry.url))
+                    print(String(format: "%@  %5.1f%%  %9@  %@", entry.id, done, Format.size(entry.bytesOnDisk), redactedURL(entry.url)))
                 }
             }
         }
@@ -50,7 +51,7 @@ struct CacheCommand: ParsableCommand {
             }
             directory.save()
             if !missing.isEmpty {
-                writeStandardError("vfetch: not in the cache: \(missing.joined(separator: ", "))\n")
+                writeStandardError("vfetch: not in the cache: \(missing.map(redactedURL).joined(separator: ", "))\n")
                 throw ExitCode(ExitStatus.failure.rawValue)
             }
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VFetch
+import VFetchCore
 import VFetchMedia
 
 struct InfoCommand: AsyncParsableCommand {
@@ -40,7 +41,7 @@ struct InfoCommand: AsyncParsableCommand {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)
         } catch let error as MediaError {
-            writeStandardError("vfetch: \(target): \(error)\n")
+            writeStandardError("vfetch: \(redactingCredentials(in: "\(target): \(error)"))\n")
             throw ExitCode(ExitStatus.notMedia.rawValue)
         }
         if json { printJSON(report) } else { printText(report) }

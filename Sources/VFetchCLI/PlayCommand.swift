@@ -23,21 +23,23 @@ struct PlayCommand: ParsableCommand {
 
     func run() throws {
         guard isFetchableURL(url) else {
-            writeStandardError("vfetch: bad URL: \(url)\n")
+            writeStandardError("vfetch: bad URL: \(redactedURL(url))\n")
             throw ExitCode(ExitStatus.badURL.rawValue)
         }
         guard let command = playerCommand() else {
             writeStandardError("vfetch: no player found (install mpv, ffplay or vlc, or pass --player CMD)\n")
             throw ExitCode(64)
         }
-        guard let server = location.runningServer() ?? Self.startServer(location: location, port: port) else {
+        guard let server = try location.runningServer() ?? Self.startServer(location: location, port: port) else {
             writeStandardError("vfetch: cannot start vfetch serve (see \(location.cacheDirectory)/serve.log)\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
         // Everything but unreserved characters encoded, so the URL's own `?`, `&` and `+` stay its own.
         let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
         let local = server + "/stream?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
-        FileHandle.standardOutput.write(Data((local + "\n").utf8))
+        // The player gets the URL as it is; what is printed shows no password.
+        let shown = server + "/stream?url=" + redactedURL(url).addingPercentEncoding(withAllowedCharacters: unreserved)!
+        FileHandle.standardOutput.write(Data((shown + "\n").utf8))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst()) + [local]
@@ -57,18 +59,26 @@ struct PlayCommand: ParsableCommand {
     }
 
     /// Starts `vfetch serve` in the background so it outlives this command; its URL once it answers.
-    static func startServer(location: CacheLocation, port: Int) -> String? {
-        try? FileManager.default.createDirectory(atPath: location.cacheDirectory, withIntermediateDirectories: true)
-        let log = location.cacheDirectory + "/serve.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
+    /// A cache directory that cannot be made private (another user's) is refused in one line, exit code 7.
+    static func startServer(location: CacheLocation, port: Int) throws -> String? {
+        let logFile: Int32
+        do throws(DownloadError) {
+            try CacheDirectory.makePrivate(location.cacheDirectory)
+            // A new private file in place of any old one; a link there is replaced, not followed.
+            do { logFile = try RegularFile.create(location.cacheDirectory + "/serve.log") } catch { throw .forOutput(error) }
+        } catch {
+            writeStandardError("vfetch: \(error)\n")
+            throw ExitCode(ExitStatus(error).rawValue)
+        }
+        let log = FileHandle(fileDescriptor: logFile, closeOnDealloc: true)
         let server = Process()
         server.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
         if !FileManager.default.isExecutableFile(atPath: server.executableURL!.path) {
             server.executableURL = findExecutable(CommandLine.arguments[0]).map { URL(fileURLWithPath: $0) }
         }
         server.arguments = ["serve", "--cache-dir", location.cacheDirectory, "--port", String(port)]
-        server.standardOutput = FileHandle(forWritingAtPath: log)
-        server.standardError = FileHandle(forWritingAtPath: log)
+        server.standardOutput = log
+        server.standardError = log
         server.standardInput = FileHandle.nullDevice
         guard (try? server.run()) != nil else { return nil }
         for _ in 0..<100 {

@@ -2,7 +2,7 @@ import Foundation
 import VFetch
 import VFetchCore
 
-/// Shows a download's events to the user.
+/// Shows a download's events to the user, never a URL's password (`redactedURL`).
 protocol ProgressReporter: Sendable {
     func report(_ event: DownloadEvent)
     func failed(_ error: DownloadError)
@@ -33,10 +33,10 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
     func report(_ event: DownloadEvent) {
         switch event {
         case .started(let info):
-            writeStandardError("vfetch: \(info.finalURL) → \(info.outputPath) (\(Format.size(info.length)))\n")
+            writeStandardError("vfetch: \(redactedURL(info.finalURL)) → \(info.outputPath) (\(Format.size(info.length)))\n")
         case .notice(let message):
             clearLine()
-            writeStandardError("vfetch: \(message)\n")
+            writeStandardError("vfetch: \(redactingCredentials(in: message))\n")
         case .progress(let progress):
             guard progress.seconds - lastDraw >= 0.1 else { return }
             lastDraw = progress.seconds
@@ -71,9 +71,9 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
     func report(_ event: DownloadEvent) {
         switch event {
         case .started(let info):
-            writeStandardError("vfetch: \(info.finalURL) → \(info.outputPath) (\(Format.size(info.length)))\n")
+            writeStandardError("vfetch: \(redactedURL(info.finalURL)) → \(info.outputPath) (\(Format.size(info.length)))\n")
         case .notice(let message):
-            writeStandardError("vfetch: \(message)\n")
+            writeStandardError("vfetch: \(redactingCredentials(in: message))\n")
         case .progress(let progress):
             guard progress.seconds - lastLine >= 2 else { return }
             lastLine = progress.seconds
@@ -93,13 +93,13 @@ struct JSONReporter: ProgressReporter {
         switch event {
         case .started(let info):
             printJSONLine([
-                "event": "started", "url": info.url, "final_url": info.finalURL, "length": info.length as Any,
+                "event": "started", "url": redactedURL(info.url), "final_url": redactedURL(info.finalURL), "length": info.length as Any,
                 "accepts_ranges": info.acceptsRanges, "etag": info.etag as Any, "last_modified": info.lastModified as Any,
                 "content_type": info.contentType as Any, "path": info.outputPath, "resumed_bytes": info.resumedBytes,
             ])
         case .notice(let message):
-            writeStandardError("vfetch: \(message)\n")
-            printJSONLine(["event": "notice", "message": message])
+            writeStandardError("vfetch: \(redactingCredentials(in: message))\n")
+            printJSONLine(["event": "notice", "message": redactingCredentials(in: message)])
         case .progress(let progress):
             printJSONLine([
                 "event": "progress", "bytes": progress.bytesDone, "total": progress.totalBytes as Any,

@@ -92,12 +92,12 @@ struct AddCommand: ParsableCommand {
     func run() throws {
         for url in urls {
             guard isFetchableURL(url) else {
-                writeStandardError("vfetch: bad URL: \(url)\n")
+                writeStandardError("vfetch: bad URL: \(redactedURL(url))\n")
                 throw ExitCode(ExitStatus.badURL.rawValue)
             }
         }
         if target.server == nil, target.location.runningServer() == nil {
-            guard PlayCommand.startServer(location: target.location, port: 0) != nil else {
+            guard try PlayCommand.startServer(location: target.location, port: 0) != nil else {
                 writeStandardError("vfetch: cannot start vfetch serve (see \(target.location.cacheDirectory)/serve.log)\n")
                 throw ExitCode(ExitStatus.failure.rawValue)
             }

@@ -4,10 +4,11 @@ import VFetchCore
 
 extension RequestHeader {
     /// Refuses, in one line, a `-H` value libcurl could not send as written: no line break, no NUL, a
-    /// `Name: value` shape. The value is shown escaped, so its line breaks do not break the message.
+    /// `Name: value` shape. The line is shown escaped, so its line breaks do not break the message,
+    /// and without the value of a credential header (`redactedHeader`).
     static func validate(_ lines: [String]) throws {
         for line in lines {
-            if let problem = problem(line) { throw ValidationError("header \(String(reflecting: line)) \(problem)") }
+            if let problem = problem(line) { throw ValidationError("header \(String(reflecting: redactedHeader(line))) \(problem)") }
         }
     }
 

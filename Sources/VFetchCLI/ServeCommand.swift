@@ -136,7 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let record: [String: Any] = ["url": server.baseURL, "host": host, "port": server.port, "pid": Int(getpid())]
         if let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) {
-            try? data.write(to: URL(fileURLWithPath: location.serverFile), options: .atomic)
+            try? replaceFileDurably(location.serverFile, with: [UInt8](data))  // private, as the cache's other files
         }
         FileHandle.standardOutput.write(Data("vfetch serve: \(server.baseURL) (cache \(location.cacheDirectory))\n".utf8))
         await downloads.start()

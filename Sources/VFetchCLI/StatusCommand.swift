@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VFetch
+import VFetchCore
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,7 +27,7 @@ struct StatusCommand: ParsableCommand {
         let fraction = partial.length > 0 ? Double(partial.bytesDone) / Double(partial.length) : 1
         if json {
             let object: [String: Any] = [
-                "path": partial.outputPath, "url": partial.url, "final_url": partial.finalURL, "length": partial.length,
+                "path": partial.outputPath, "url": redactedURL(partial.url), "final_url": redactedURL(partial.finalURL), "length": partial.length,
                 "bytes_done": partial.bytesDone, "fraction": fraction, "percent": (fraction * 1000).rounded() / 10,
                 "done_ranges": partial.presentRanges.map { [$0.lowerBound, $0.upperBound] }, "block_size": partial.blockSize,
                 "etag": partial.etag ?? NSNull(), "last_modified": partial.lastModified ?? NSNull(),
@@ -37,8 +38,8 @@ struct StatusCommand: ParsableCommand {
             return
         }
         print("path:          \(partial.outputPath) (unfinished)")
-        print("url:           \(partial.url)")
-        if partial.finalURL != partial.url { print("final url:     \(partial.finalURL)") }
+        print("url:           \(redactedURL(partial.url))")
+        if partial.finalURL != partial.url { print("final url:     \(redactedURL(partial.finalURL))") }
         print("size:          \(Format.size(partial.length))")
         print(String(format: "done:          %.1f%% (%@)", fraction * 100, Format.size(partial.bytesDone)))
         print("etag:          \(partial.etag ?? "none")")

@@ -202,7 +202,7 @@ package actor DownloadService {
             }
         case .notice(let message):
             // Such as a wait for the origin's Retry-After, which would otherwise look like a stall.
-            broadcast("notice", ["id": id, "message": message])
+            broadcast("notice", ["id": id, "message": redactingCredentials(in: message)])
         case .finished:
             break
         }
@@ -230,7 +230,8 @@ package actor DownloadService {
         if error == nil, let item = queue.item(id) { completed(item) }
     }
 
-    /// The finished-download hook and a desktop notification, when there are.
+    /// The finished-download hook and a desktop notification, when there are. The hook is the user's own
+    /// command and gets the URL as it is.
     private func completed(_ item: DownloadQueue.Item) {
         let path = item.path ?? item.request.output
         if let command = settings.onComplete {
@@ -243,10 +244,13 @@ package actor DownloadService {
 
     // MARK: - Telling and saving
 
+    /// An item as the API shows it: without the URL's password (`queue.json` keeps it, to resume) and
+    /// without the request's headers, which may carry credentials.
     private func describe(_ item: DownloadQueue.Item) -> [String: Any] {
         var object: [String: Any] = [
-            "id": item.id, "url": item.request.url, "state": item.state.rawValue,
-            "output": item.request.output, "path": item.path as Any, "error": item.error as Any,
+            "id": item.id, "url": redactedURL(item.request.url), "state": item.state.rawValue,
+            "output": item.request.output, "path": item.path as Any,
+            "error": item.error.map { redactingCredentials(in: $0) } as Any,
         ]
         if let now = live[item.id] {
             object["bytes_done"] = now.bytesDone

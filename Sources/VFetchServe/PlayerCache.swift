@@ -171,7 +171,7 @@ package final class PlayerCache: Sendable {
             totalCached += cached
             totalReaders += now?.readers ?? 0
             var item: [String: Any] = [
-                "id": info.id, "url": info.url, "key": info.key, "bytes_cached": cached,
+                "id": info.id, "url": redactedURL(info.url), "key": redactedURL(info.key), "bytes_cached": cached,
                 "bytes_on_disk": info.bytesOnDisk, "readers": now?.readers ?? 0,
                 "downloading": now?.downloading ?? false, "complete": length.map { cached == $0 } ?? false,
                 "last_access": info.lastAccess,

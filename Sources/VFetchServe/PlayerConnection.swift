@@ -443,7 +443,8 @@ final class PlayerConnection: ChannelInboundHandler {
         _ status: HTTPResponseStatus, _ message: String, _ head: HTTPRequestHead, _ context: ChannelHandlerContext,
         headers: HTTPHeaders = HTTPHeaders()
     ) {
-        respond(status, type: "text/plain; charset=utf-8", body: Array("vfetch: \(message)\n".utf8), head, context, headers: headers)
+        let body = "vfetch: \(redactingCredentials(in: message))\n"
+        respond(status, type: "text/plain; charset=utf-8", body: Array(body.utf8), head, context, headers: headers)
     }
 
     private func respond(
