@@ -47,7 +47,10 @@ import Glibc
                     return
                 }
                 kills += 1
-                let saved = try #require(try await savedBytes(output), "the manifest survives kill -9")
+                // A run killed before its first checkpoint (a slow start on a loaded machine) leaves none yet.
+                let recorded = try await savedBytes(output)
+                #expect(recorded != nil || savedBefore == 0, "the manifest survives kill -9")
+                let saved = recorded ?? 0
                 #expect(saved >= savedBefore, "a checkpoint never loses what an earlier one recorded")
                 // What this run received but did not record: at most one checkpoint interval (1 s) at
                 // the rate the origin allows (8 connections at 128 KiB/s: 1 MiB), plus what was in
