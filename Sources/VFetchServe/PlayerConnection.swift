@@ -154,6 +154,13 @@ final class PlayerConnection: ChannelInboundHandler {
         switch components.path {
         case "/", "/player.js", "/player.css":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
+            // Another site sending the browser to the page with a URL would make serve fetch it as
+            // the user's own request (the page's reads are same-origin): it gets the empty page.
+            if components.path == "/", components.query != nil, isFromWebPage(head) {
+                var headers = HTTPHeaders()
+                headers.add(name: "Location", value: "/")
+                return respond(.seeOther, type: "text/plain; charset=utf-8", body: [], head, context, headers: headers)
+            }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Security-Policy", value: PlayerPage.contentSecurityPolicy)
             headers.add(name: "Cache-Control", value: "no-cache")

@@ -226,6 +226,10 @@ import Glibc
             #expect(home.hasSuffix("200") && home.contains("Content-Type: text/html") && home.contains("script-src 'self'"))
             #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: directory + "/body")), as: UTF8.self).contains("<video"))
             #expect(try await curl([server.base + "/player.js"], body: directory + "/body").hasSuffix("200"))
+            // Another site sending the browser there with a URL gets the page without it.
+            let sent = try await curl(["-H", "Sec-Fetch-Site: cross-site", server.base + "/?url=http%3A%2F%2F127.0.0.1%3A1%2F"], body: directory + "/body")
+            #expect(sent.hasSuffix("303") && sent.contains("Location: /\r\n"), "\(sent)")
+            #expect(try await curl(["-H", "Sec-Fetch-Site: none", server.base + "/?url=x"], body: directory + "/body").hasSuffix("200"))
         }
         try await ServeTests().withServer(["--allow-origin", page]) { (origin, server, directory) async throws -> Void in
             origin.publish("/f.bin", bytes)
