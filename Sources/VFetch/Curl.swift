@@ -33,8 +33,6 @@ enum Curl {
         default: .transient
         }
     }
-
-    static var version: String { String(cString: curl_version()) }
 }
 
 /// One libcurl easy handle: one HTTP request and its options. Confined to the transfer thread.

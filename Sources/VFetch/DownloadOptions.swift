@@ -12,7 +12,7 @@ public struct DownloadOptions: Sendable, Equatable {
     public var connections = 32
     /// Extra request headers, `"Name: value"`.
     public var headers: [String] = []
-    public var userAgent: String? = "vfetch/0.1"
+    public var userAgent: String? = "vfetch/" + Version.vfetch
     public var referer: String?
     /// A Netscape/Mozilla cookie file to send cookies from.
     public var cookieFile: String?

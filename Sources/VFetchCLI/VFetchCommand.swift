@@ -1,11 +1,14 @@
 import ArgumentParser
 import Foundation
+import VFetch
+import VFetchMedia
 
 @main
 struct VFetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vfetch",
         abstract: "Fetch large video files over HTTP(S) with many connections at once.",
+        version: "vfetch \(Version.vfetch) (libcurl \(Version.libcurl), libavformat \(MediaInspector.libavformatVersion))",
         subcommands: [GetCommand.self, InfoCommand.self, StatusCommand.self, ServeCommand.self, PlayCommand.self, CacheCommand.self,
             AddCommand.self, ListCommand.self, PauseCommand.self, ResumeCommand.self, RemoveCommand.self, WaitCommand.self,
         ]

@@ -1,3 +1,4 @@
+import CAVFormat
 import Foundation
 import VFetch
 import VFetchCore
@@ -25,6 +26,10 @@ public struct MediaReport: Sendable, Equatable {
 /// Probes media without downloading it all: a finished file, the output of an unfinished
 /// `vfetch get` (its present blocks), or a URL (its head, then just the index it needs).
 public enum MediaInspector {
+    /// The libavformat version vfetch was built against (its headers), e.g. `59.27.100`.
+    public static let libavformatVersion =
+        "\(LIBAVFORMAT_VERSION_MAJOR).\(LIBAVFORMAT_VERSION_MINOR).\(LIBAVFORMAT_VERSION_MICRO)"
+
     /// How much of the start of a remote file the first request asks for.
     public static let headBytes: Int64 = 512 << 10
     /// How much is fetched past an MP4's `mdat` to read the box headers there: all of a small
