@@ -1,21 +1,26 @@
 import CCurl
+import Foundation
 
 /// One small HTTP exchange with a local `vfetch serve`'s API, for the command line's client side.
 package enum LocalRequest {
     package struct Answer: Sendable {
         package var status: Int
         package var body: [UInt8]
+        /// The last value of each response header, by lowercased name.
+        package var headers: [String: String]
     }
 
     /// Sends `method url` with an optional bearer token and JSON body; waits at most `timeout` seconds.
     package static func send(
-        _ method: String, _ url: String, token: String?, json: String? = nil, timeout: Double = 10
+        _ method: String, _ url: String, token: String?, json: String? = nil, headers extra: [String] = [],
+        timeout: Double = 10
     ) throws(DownloadError) -> Answer {
         let easy: EasyHandle
         do { easy = try EasyHandle() } catch { throw .transferFailed("\(error)") }
         var lines = ["Accept: application/json"]
         if let token { lines.append("Authorization: Bearer \(token)") }
         if json != nil { lines.append("Content-Type: application/json") }
+        lines += extra
         let headers = HeaderList(lines)
         let sink = BodySink()
         do {
@@ -29,6 +34,7 @@ package enum LocalRequest {
             try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.raw))
             if let json { try easy.set(CURLOPT_COPYPOSTFIELDS, json) }
             try easy.setWriteCallback(bodySinkWrite, userdata: Unmanaged.passUnretained(sink).toOpaque())
+            try easy.setHeaderCallback(bodySinkHeader, userdata: Unmanaged.passUnretained(sink).toOpaque())
         } catch {
             throw .transferFailed("\(error)")
         }
@@ -39,13 +45,23 @@ package enum LocalRequest {
             if result == CURLE_COULDNT_CONNECT { throw .connectFailed(message) }
             throw .transferFailed(message)
         }
-        return Answer(status: easy.info(CURLINFO_RESPONSE_CODE), body: sink.bytes)
+        return Answer(status: easy.info(CURLINFO_RESPONSE_CODE), body: sink.bytes, headers: sink.headers)
     }
 }
 
-/// Collects a response body; confined to the thread running the request.
+/// Collects a response's headers and body; confined to the thread running the request.
 private final class BodySink {
     var bytes: [UInt8] = []
+    var headers: [String: String] = [:]
+}
+
+private let bodySinkHeader: EasyHandle.DataCallback = { data, size, count, userdata in
+    let sink = Unmanaged<BodySink>.fromOpaque(userdata!).takeUnretainedValue()
+    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+    if let colon = line.firstIndex(of: ":") {
+        sink.headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    return size * count
 }
 
 private let bodySinkWrite: EasyHandle.DataCallback = { data, size, count, userdata in

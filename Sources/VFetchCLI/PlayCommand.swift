@@ -7,19 +7,38 @@ struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
         abstract: "Play a remote video through the local cache: starts or reuses `vfetch serve`, then a player.",
-        discussion: "Exit codes: the player's, or 1 when no server could be started, 3 bad URL, 64 bad usage or no player found."
+        discussion: """
+            Exit codes: the player's; before it starts, 1 when no server could be started, 3 bad URL, and for an \
+            origin that fails the code `vfetch get` gives (4 cannot connect, 5 HTTP error, ...); 64 bad usage or \
+            no player found. A server started here keeps running for the next play: `vfetch serve --stop` stops it.
+            """
     )
 
     @Argument(help: "The http:// or https:// URL to play.")
     var url: String
 
-    @Option(help: "The player command; the local URL is added as its last argument (default: the first of mpv, ffplay, vlc).")
+    @Option(
+        help: """
+            The player and its arguments, split as a shell would ("mpv --no-video", "'/opt/My Player/play' -x"); \
+            the local URL is added as the last argument (default: the first of mpv, ffplay, vlc).
+            """)
     var player: String?
 
     @OptionGroup var location: CacheLocation
 
-    @Option(help: "The port for a server started here.")
-    var port = ServeCommand.defaultPort
+    @Option(help: "The port for a server started here (default \(ServeCommand.defaultPort)).")
+    var port: Int?
+
+    func validate() throws {
+        if let player {
+            do {
+                guard !(try ShellWords.split(player)).isEmpty else { throw ValidationError("--player is empty") }
+            } catch let error as ShellWords.Unterminated {
+                throw ValidationError("--player has \(error)")
+            }
+        }
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+    }
 
     func run() throws {
         guard isFetchableURL(url) else {
@@ -30,7 +49,16 @@ struct PlayCommand: ParsableCommand {
             writeStandardError("vfetch: no player found (install mpv, ffplay or vlc, or pass --player CMD)\n")
             throw ExitCode(64)
         }
-        guard let server = try location.runningServer() ?? Self.startServer(location: location, port: port) else {
+        let server: String
+        if let running = location.runningServerRecord() {
+            if let port, port != running.port, port != 0 {
+                writeStandardError("vfetch: using the vfetch serve already running on this cache at \(running.url), not --port \(port)\n")
+            }
+            server = running.url
+        } else if let started = try Self.startServer(location: location, port: port ?? ServeCommand.defaultPort) {
+            writeStandardError("vfetch: started vfetch serve at \(started); it keeps running for the next play (stop it with `vfetch serve --stop`)\n")
+            server = started
+        } else {
             writeStandardError("vfetch: cannot start vfetch serve (see \(location.cacheDirectory)/serve.log)\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
@@ -40,6 +68,7 @@ struct PlayCommand: ParsableCommand {
         // The player gets the URL as it is; what is printed shows no password.
         let shown = server + "/stream?url=" + redactedURL(url).addingPercentEncoding(withAllowedCharacters: unreserved)!
         FileHandle.standardOutput.write(Data((shown + "\n").utf8))
+        try checkOrigin(local)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst()) + [local]
@@ -48,9 +77,20 @@ struct PlayCommand: ParsableCommand {
         throw ExitCode(process.terminationStatus)
     }
 
-    /// `--player` split on spaces, or the first known player on PATH; the program resolved on PATH.
+    /// An origin that fails (404, refused, no such host) is said here, with the exit code `vfetch get`
+    /// would give, rather than left to a player that may only wait. A slow origin is the player's to wait for.
+    func checkOrigin(_ local: String) throws {
+        guard let answer = try? LocalRequest.send("GET", local, token: nil, headers: ["Range: bytes=0-0"], timeout: 30),
+            !(200..<300).contains(answer.status)
+        else { return }
+        let message = String(decoding: answer.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        writeStandardError((message.hasPrefix("vfetch: ") ? message : "vfetch: HTTP \(answer.status) from vfetch serve") + "\n")
+        throw ExitCode(answer.headers["vfetch-exit-status"].flatMap { Int32($0) } ?? ExitStatus.failure.rawValue)
+    }
+
+    /// `--player` split as a shell would, or the first known player on PATH; the program resolved on PATH.
     func playerCommand() -> [String]? {
-        let words = player.map { $0.split(separator: " ").map(String.init) } ?? []
+        let words = player.flatMap { try? ShellWords.split($0) } ?? []
         let candidates = words.isEmpty ? ["mpv", "ffplay", "vlc"].map { [$0] } : [words]
         for candidate in candidates {
             if let program = findExecutable(candidate[0]) { return [program] + candidate.dropFirst() }

@@ -11,10 +11,19 @@ struct CacheLocation: ParsableArguments {
 
     var serverFile: String { cacheDirectory + "/server.json" }
 
-    /// The URL of the server running on this cache, if its record names one that proves it is
-    /// this cache's server (it answers a challenge only the holder of the token can); the token is
-    /// sent to nothing else. After a kill -9 the record stays, and another program may listen there.
-    func runningServer() -> String? {
+    /// The URL of the server running on this cache; see `runningServerRecord`.
+    func runningServer() -> String? { runningServerRecord()?.url }
+
+    struct ServerRecord {
+        var url: String
+        var port: Int
+        var pid: pid_t
+    }
+
+    /// The server running on this cache, if its record names one that proves it is this cache's
+    /// server (it answers a challenge only the holder of the token can); the token is sent to
+    /// nothing else. After a kill -9 the record stays, and another program may listen there.
+    func runningServerRecord() -> ServerRecord? {
         guard let data = FileManager.default.contents(atPath: serverFile),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let url = object["url"] as? String, let port = object["port"] as? Int, let host = object["host"] as? String,
@@ -28,7 +37,7 @@ struct CacheLocation: ParsableArguments {
             writeStandardError("vfetch: \(host):\(port), named in \(serverFile), is not this cache's server; its token was not sent\n")
             return nil
         }
-        return url
+        return ServerRecord(url: url, port: port, pid: pid_t(pid))
     }
 }
 
@@ -39,11 +48,14 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Players read http://HOST:PORT/stream?url=<percent-encoded URL> (add key=K for URLs whose query \
             changes, such as signed links); GET /status shows the cache. Exit codes: 0 stopped, 1 cannot \
-            listen, 7 cache directory not writable, 11 another server uses the cache directory, 64 bad usage.
+            listen, 4 no server to --stop, 7 cache directory not writable, 11 another server uses the cache directory, 64 bad usage.
             """
     )
 
     static let defaultPort = 7311
+
+    @Flag(help: "Stop the vfetch serve running on the cache directory (as Ctrl-C would), then exit.")
+    var stop = false
 
     @Option(help: "Address to listen on; anything but loopback exposes the cache to the network.")
     var host = "127.0.0.1"
@@ -102,13 +114,20 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if stop { return try stopRunningServer() }
         let directory: CacheDirectory
         let token: String
         do {
             directory = try CacheDirectory(path: location.cacheDirectory)
             token = try directory.accessToken()
         } catch {
-            writeStandardError("vfetch: \(error)\n")
+            if case .busy = error, let running = location.runningServerRecord() {
+                writeStandardError(
+                    "vfetch: vfetch serve already runs on \(location.cacheDirectory) at \(running.url) (pid \(running.pid)); "
+                        + "use it, or stop it with `vfetch serve --stop`\n")
+            } else {
+                writeStandardError("vfetch: \(error)\n")
+            }
             throw ExitCode(ExitStatus(error).rawValue)
         }
         var settings = PlayerCache.Settings()
@@ -148,6 +167,24 @@ struct ServeCommand: AsyncParsableCommand {
         await maintenance.value  // a save in progress ends before the last one
         try? FileManager.default.removeItem(atPath: location.serverFile)
         await server.shutdown()
+    }
+}
+
+extension ServeCommand {
+    /// `--stop`: SIGTERM to the cache directory's server (it checkpoints its downloads), then waits
+    /// up to 30 s for it to go.
+    func stopRunningServer() throws {
+        guard let running = location.runningServerRecord() else {
+            writeStandardError("vfetch: no vfetch serve runs on \(location.cacheDirectory)\n")
+            throw ExitCode(ExitStatus.connectFailed.rawValue)
+        }
+        kill(running.pid, SIGTERM)
+        for _ in 0..<300 where kill(running.pid, 0) == 0 { usleep(100_000) }
+        guard kill(running.pid, 0) != 0 else {
+            writeStandardError("vfetch: vfetch serve (pid \(running.pid)) has not stopped after 30 s\n")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        FileHandle.standardOutput.write(Data("vfetch serve: stopped the server at \(running.url) (pid \(running.pid))\n".utf8))
     }
 }
 

@@ -48,32 +48,35 @@ package final class PlayerCache: Sendable {
         return entry
     }
 
-    private struct Failure {
+    struct Failure: Sendable {
         var message: String
+        /// What `vfetch get` would have exited with.
+        var exitStatus: Int32?
         var until: ContinuousClock.Instant
         /// Met under a web page's rules (public addresses only): it tells nothing about a player's request.
         var publicOnly: Bool
     }
 
     /// Why `key`'s origin failed, if it did less than `failureMemory` ago for a request like this.
-    func recentFailure(key: String, publicOnly: Bool) -> String? {
+    func recentFailure(key: String, publicOnly: Bool) -> Failure? {
         let now = ContinuousClock.now
         return failures.withLock { failures in
             guard let failure = failures[key], failure.until > now, publicOnly || !failure.publicOnly else { return nil }
-            return failure.message
+            return failure
         }
     }
 
     /// The origin failed before `entry` (of `key`) had any byte: remembered for a few seconds, and
     /// the entry is forgotten unless someone else uses it meanwhile.
-    func failed(_ entry: CacheEntry, key: String, publicOnly: Bool, message: String) {
+    func failed(_ entry: CacheEntry, key: String, publicOnly: Bool, message: String, exitStatus: Int32?) {
         let now = ContinuousClock.now
         failures.withLock { failures in
             failures = failures.filter { $0.value.until > now }
             if failures.count >= Self.maxFailures, let oldest = failures.min(by: { $0.value.until < $1.value.until }) {
                 failures[oldest.key] = nil
             }
-            failures[key] = Failure(message: message, until: now + Self.failureMemory, publicOnly: publicOnly)
+            failures[key] = Failure(
+                message: message, exitStatus: exitStatus, until: now + Self.failureMemory, publicOnly: publicOnly)
         }
         Task {  // disk work, off the event loop
             guard ((try? PartialDownload(outputPath: entry.path))?.bytesDone ?? 0) == 0 else { return }

@@ -181,7 +181,7 @@ final class PlayerConnection: ChannelInboundHandler {
             let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
             let fromPage = isFromWebPage(head)
             if let failure = cache.recentFailure(key: key, publicOnly: fromPage) {
-                return fail(.badGateway, failure, head, context)
+                return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
             stream(cache.entry(key: key, url: url), key: key, url: url, fromPage: fromPage, head, context)
         case "/status":
@@ -213,9 +213,10 @@ final class PlayerConnection: ChannelInboundHandler {
                 if fromPage, case .connectFailed = error as? DownloadError {
                     message += " (a web page's request reaches only public addresses)"
                 }
-                cache.failed(entry, key: key, publicOnly: fromPage, message: message)
+                let exitStatus = (error as? DownloadError).map { ExitStatus($0).rawValue }
+                cache.failed(entry, key: key, publicOnly: fromPage, message: message, exitStatus: exitStatus)
                 guard current == self.generation, context.channel.isActive else { return }
-                self.fail(.badGateway, message, head, context)
+                self.originFailed(message, exitStatus: exitStatus, head, context)
             case .success(let (remote, version)):
                 guard current == self.generation, context.channel.isActive else { return }
                 self.answer(head, entry: entry, remote: remote, version: version, context: context)
@@ -439,6 +440,14 @@ final class PlayerConnection: ChannelInboundHandler {
     }
 
     // MARK: - Small answers
+
+    /// 502 for an origin's failure, with the exit code `vfetch get` would have given for it, for
+    /// `vfetch play` to exit with.
+    private func originFailed(_ message: String, exitStatus: Int32?, _ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        if let exitStatus { headers.add(name: "VFetch-Exit-Status", value: String(exitStatus)) }
+        fail(.badGateway, message, head, context, headers: headers)
+    }
 
     private func notAllowed(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
         var headers = HTTPHeaders()

@@ -329,12 +329,39 @@ import Glibc
             #expect(played.status == 0, "\(played.standardError)")
             #expect(played.standardOutput.contains("/stream?url=http%3A"))
             #expect(played.standardOutput.contains("12.0"), "the player read the file: \(played.standardOutput)")
-            // The server it started keeps running for the next `play`; stop it.
+            // The server it started keeps running for the next `play`, and it says how to stop it.
+            #expect(played.standardError.contains("stop it with `vfetch serve --stop`"), "\(played.standardError)")
             let record = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: cache + "/server.json")))
             let pid = try #require((record as? [String: Any])?["pid"] as? Int)
-            let again = try await vfetch(["play", origin.url("/clip.mp4"), "--player", player, "--cache-dir", cache])
+            let url = try #require((record as? [String: Any])?["url"] as? String)
+            // Another port asked for: the running server is used, and said so.
+            let again = try await vfetch(["play", origin.url("/clip.mp4"), "--player", player, "--cache-dir", cache, "--port", "1"])
             #expect(again.status == 0, "the running server is reused")
-            kill(pid_t(pid), SIGINT)
+            #expect(again.standardError.contains("using the vfetch serve already running on this cache at \(url), not --port 1"))
+            // A second serve on the cache names the running one.
+            let second = try await vfetch(["serve", "--cache-dir", cache, "--port", "0"])
+            #expect(second.status == 11 && second.standardError.contains("already runs") && second.standardError.contains(url))
+            // A player and an argument with spaces and quotes, as a shell would split them.
+            let quoted = "sh -c 'echo \"played $1\" > \"\(directory)/out file\"' sh"
+            let shell = try await vfetch(["play", origin.url("/clip.mp4"), "--player", quoted, "--cache-dir", cache])
+            #expect(shell.status == 0, "\(shell.standardError)")
+            let out = try String(contentsOfFile: directory + "/out file", encoding: .utf8)
+            #expect(out.hasPrefix("played \(url)/stream?url="), "\(out)")
+            #expect(try await vfetch(["play", origin.url("/clip.mp4"), "--player", "mpv 'x", "--cache-dir", cache]).status == 64)
+            // An origin that fails is said on the terminal, with get's exit code, and no player starts.
+            let marker = directory + "/player-started"
+            let missing = try await vfetch(["play", origin.url("/missing.mp4"), "--player", "touch \(marker)", "--cache-dir", cache])
+            #expect(missing.status == 5 && missing.standardError.contains("404"), "\(missing.status) \(missing.standardError)")
+            #expect(!exists(marker))
+            let refused = try await vfetch(["play", "http://127.0.0.1:1/x.mp4", "--player", "touch \(marker)", "--cache-dir", cache])
+            #expect(refused.status == 4, "\(refused.status) \(refused.standardError)")
+            #expect(!exists(marker))
+            // serve --stop stops it; then there is nothing to stop.
+            let stopped = try await vfetch(["serve", "--stop", "--cache-dir", cache])
+            #expect(stopped.status == 0 && stopped.standardOutput.contains("stopped"), "\(stopped.standardError)")
+            #expect(kill(pid_t(pid), 0) != 0, "the server is gone")
+            let nothing = try await vfetch(["serve", "--stop", "--cache-dir", cache])
+            #expect(nothing.status == 4 && nothing.standardError.contains("no vfetch serve runs"))
             let noPlayer = try await vfetch(["play", origin.url("/clip.mp4"), "--player", "no-such-player-here", "--cache-dir", cache])
             #expect(noPlayer.status == 64 && noPlayer.standardError.contains("no player found"))
         }

@@ -1,7 +1,6 @@
-import VFetch
-
-/// The exit codes of `vfetch`, one per kind of failure; documented in the README.
-enum ExitStatus: Int32 {
+/// The exit codes of `vfetch`, one per kind of failure; documented in the README. Serve sends the
+/// one of an origin's failure to `vfetch play` (the `VFetch-Exit-Status` header of its error answers).
+package enum ExitStatus: Int32 {
     case success = 0
     case failure = 1
     case badURL = 3
@@ -16,7 +15,7 @@ enum ExitStatus: Int32 {
     case notMedia = 12
     case interrupted = 130
 
-    init(_ error: DownloadError) {
+    package init(_ error: DownloadError) {
         self =
             switch error {
             case .badURL: .badURL
