@@ -27,4 +27,11 @@ import Testing
         // Unchanged for ordinary totals.
         #expect(ByteRangeSet([0..<50]).map(total: 100, width: 4) == "██··")
     }
+
+    /// `bytes 0-9223372036854775807/*`: a server that does not say the total bounds nothing, and the
+    /// range's end, one past the last byte, did not fit in an Int64.
+    @Test func contentRangeEndingAtTheLargestOffset() {
+        #expect(ContentRange("bytes 0-9223372036854775807/*") == nil)
+        #expect(ContentRange("bytes 9223372036854775806-9223372036854775806/*")?.range == (Int64.max - 1)..<Int64.max)
+    }
 }
