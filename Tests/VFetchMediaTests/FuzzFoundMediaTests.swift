@@ -1,4 +1,6 @@
+import Foundation
 import Testing
+import VFetchCore
 
 @testable import VFetchMedia
 
@@ -6,6 +8,28 @@ import Testing
 /// a fixture with one field damaged rather than the fuzzer's bytes, which another ffmpeg would
 /// make differently.
 @Suite struct FuzzFoundMediaTests {
+    /// A `tfdt` of 2^63 in the audio track's first fragment: libavformat reads the decode time as
+    /// Int64.min, and the gap from it to the stream's start time overflowed.
+    @Test(.enabled(if: ffmpegIsInstalled, "ffmpeg makes the fixture, and it is not installed"))
+    func fragmentDecodeTimeOfTwoToTheSixtyThree() async throws {
+        var data = try bytes(of: try await Fixture.fragmentedMP4.path)
+        let tfdt = Array("tfdt".utf8)
+        let boxes = (0..<data.count - 4).lazy.filter { data[$0..<$0 + 4].elementsEqual(tfdt) }
+        // The second track fragment of the first fragment; version 1, so a 64-bit time.
+        let audio = try #require(boxes.dropFirst().first)
+        try #require(data[audio + 4] == 1)
+        data.replaceSubrange(audio + 8..<audio + 16, with: [0x80, 0, 0, 0, 0, 0, 0, 0])
+        let path = try temporaryFile(data, name: "tfdt.mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let length = Int64(data.count)
+        for present in [[0..<length], [0..<length / 3]] {
+            let answer = try? await withProbe(path: path, length: length, present: present) { probe in
+                (probe.playableRanges(present: present), probe.bytesNeeded(toStartAt: 3))
+            }
+            for range in answer?.1 ?? [] { #expect(range.upperBound <= length) }
+        }
+    }
+
     /// Index entries past the end of the file, as a damaged MP4 chunk offset or Matroska cue
     /// position gives them: one at Int64.max overflowed `position + size`.
     @Test func indexEntriesPastTheEnd() {
