@@ -30,6 +30,26 @@ import VFetchCore
         }
     }
 
+    /// A Matroska `Cues` element whose size says 2^55 bytes: its range ran past the end of the
+    /// file, and the probe asked for bytes no server has.
+    @Test(.enabled(if: ffmpegIsInstalled, "ffmpeg makes the fixture, and it is not installed"))
+    func cuesPastTheEnd() async throws {
+        var data = try bytes(of: try await Fixture.matroska.path)
+        let cuesID: [UInt8] = [0x1C, 0x53, 0xBB, 0x6B]
+        let cues = try #require((0..<data.count - 4).last { data[$0..<$0 + 4].elementsEqual(cuesID) })
+        let sizeLength = data[cues + 4].leadingZeroBitCount + 1
+        data.replaceSubrange(cues + 4..<cues + 4 + sizeLength, with: [0x01, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        let path = try temporaryFile(data, name: "cues.mkv")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let length = Int64(data.count)
+        let layout = MatroskaLayout(source: try PartialFile(path: path))
+        #expect(layout.cues == Int64(cues)..<length)
+        let needed = try await withProbe(path: path, length: length, present: [0..<length / 2]) { probe in
+            probe.bytesNeeded(toStartAt: 0)
+        }
+        #expect(needed.allSatisfy { $0.upperBound <= length })
+    }
+
     /// Index entries past the end of the file, as a damaged MP4 chunk offset or Matroska cue
     /// position gives them: one at Int64.max overflowed `position + size`.
     @Test func indexEntriesPastTheEnd() {
