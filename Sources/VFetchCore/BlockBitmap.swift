@@ -84,7 +84,10 @@ package struct BlockBitmap: Equatable, Sendable {
             }
             let start = block
             while block < blockCount, isComplete(block: block) { block += 1 }
-            result.insert(Int64(start) * blockSize..<min(Int64(block) * blockSize, length))
+            // A run to the last block ends at `length`: `blockCount * blockSize` can pass Int64.max
+            // when a manifest on disk claims a length near it. Earlier blocks start before `length`.
+            let end = block == blockCount ? length : Int64(block) * blockSize
+            result.insert(Int64(start) * blockSize..<end)
         }
         return result
     }

@@ -55,14 +55,21 @@ package struct ByteRangeSet: Equatable, Sendable {
     /// "█" all of the slice is in the set, "▓" half or more, "░" some, "·" none.
     package func map(total: Int64, width: Int) -> String {
         guard width > 0 else { return "" }
+        // `total * cell / width` in 128 bits: a manifest on disk may claim a length near Int64.max,
+        // whose product with the cell number does not fit in 64. The quotient is at most `total`.
+        func edge(_ cell: Int) -> Int64 {
+            Int64(width).dividingFullWidth(total.multipliedFullWidth(by: Int64(cell))).quotient
+        }
         return String(
             (0..<width).map { cell -> Character in
-                let slice = total * Int64(cell) / Int64(width)..<total * Int64(cell + 1) / Int64(width)
+                let slice = edge(cell)..<edge(cell + 1)
                 guard !slice.isEmpty else { return total == 0 || contains(slice.lowerBound) ? "█" : "·" }
                 let covered = ranges.reduce(Int64(0)) { sum, range in
                     sum + max(0, min(range.upperBound, slice.upperBound) - max(range.lowerBound, slice.lowerBound))
                 }
-                return covered == slice.count ? "█" : covered * 2 >= slice.count ? "▓" : covered > 0 ? "░" : "·"
+                // Half or more, without doubling `covered`, which could overflow for such a slice.
+                let uncovered = Int64(slice.count) - covered
+                return uncovered == 0 ? "█" : covered >= uncovered ? "▓" : covered > 0 ? "░" : "·"
             })
     }
 }

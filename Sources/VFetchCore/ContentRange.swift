@@ -31,6 +31,8 @@ package struct ContentRange: Equatable, Sendable {
             first >= 0, last >= first
         else { return nil }
         if let total, last >= total { return nil }
+        // With `*` for the total nothing else bounds `last`, and `last + 1` must fit in an Int64.
+        guard last < Int64.max else { return nil }
         range = first..<(last + 1)
     }
 }

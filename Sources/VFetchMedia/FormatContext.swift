@@ -120,16 +120,18 @@ struct StreamDescription {
         // the gap between that and the first entry. Matroska indexes hold presentation times: no gap.
         var delay: Int64 = 0
         let start = stream.pointee.start_time
+        // A damaged file's times may lie further apart than an Int64 holds (a 64-bit `tfdt` of
+        // 2^63 reads as Int64.min): subtract with a check, and add the delay in Double below.
         if start != LibAV.noTimestamp, let first = raw.map(\.timestamp).min(), start > first,
-            Double(start - first) * secondsPerTick < 1
+            case (let gap, false) = start.subtractingReportingOverflow(first), Double(gap) * secondsPerTick < 1
         {
-            delay = start - first
+            delay = gap
         }
         decodeDelay = Double(delay) * secondsPerTick
         entries = raw.map { entry in
             IndexEntry(
                 position: entry.pos, size: Int64(max(0, entry.size)),
-                time: Double(entry.timestamp + delay) * secondsPerTick - startSeconds,
+                time: (Double(entry.timestamp) + Double(delay)) * secondsPerTick - startSeconds,
                 isKeyframe: entry.flags & AVINDEX_KEYFRAME != 0)
         }
     }

@@ -82,6 +82,9 @@ struct MatroskaLayout {
         if cues == nil, let cuesPosition {
             cues = Self.element(at: segmentStart + cuesPosition, source: source)
         }
+        // A damaged size can run past the end of the file; the Cues cannot, and bytes past it
+        // can never be fetched.
+        cues = cues?.clamped(to: 0..<length)
     }
 
     /// Bytes of a cluster's start searched for the primary track's first block.

@@ -53,11 +53,20 @@ struct MediaIndex: Sendable {
         streams candidates: [StreamIndex], header: [Range<Int64>], missingIndex: Range<Int64>? = nil,
         fragments: [Fragment] = [], length: Int64, duration: Double?, isComplete: Bool
     ) {
-        let indexed = candidates.filter { !$0.entries.isEmpty }.map { stream in
+        let indexed = candidates.map { stream in
             var stream = stream
+            // Only a damaged container puts an entry outside the file (an MP4 chunk offset past its
+            // end, a Matroska cue position libavformat adds to the segment's start unchecked): no
+            // playback can read it, and a position near Int64.max overflows `position + size`.
+            stream.entries = stream.entries.compactMap { entry in
+                guard entry.position >= 0, entry.position < length else { return nil }
+                var entry = entry
+                entry.size = min(max(0, entry.size), length - entry.position)
+                return entry
+            }
             stream.entries.sort { ($0.time, $0.position) < ($1.time, $1.position) }
             return stream
-        }
+        }.filter { !$0.entries.isEmpty }
         var ordered = indexed
         if let primary = indexed.firstIndex(where: \.isVideo) {
             ordered.insert(ordered.remove(at: primary), at: 0)
@@ -67,8 +76,11 @@ struct MediaIndex: Sendable {
         }
         self.streams = ordered
         self.positions = Array(Set(indexed.flatMap { $0.entries.map(\.position) })).sorted()
-        self.header = header
-        self.missingIndex = missingIndex
+        // Within the file too: a header that runs to a first entry past the end, or damaged Cues
+        // whose size runs past it, cannot ask for bytes the file does not have.
+        let file = 0..<max(0, length)
+        self.header = header.map { $0.clamped(to: file) }
+        self.missingIndex = missingIndex?.clamped(to: file)
         self.fragments = fragments.sorted { $0.mdat.lowerBound < $1.mdat.lowerBound }
         self.length = length
         self.isComplete = isComplete

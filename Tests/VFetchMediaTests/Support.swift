@@ -53,6 +53,11 @@ enum Fixture: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Whether `ffmpeg`, which makes the fixtures, is on `PATH`.
+let ffmpegIsInstalled = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
+    FileManager.default.isExecutableFile(atPath: $0 + "/ffmpeg")
+}
+
 /// Makes each fixture once. The directory is named after a hash of every fixture's arguments, so
 /// test runs share files until the recipe changes; files appear by atomic rename.
 actor FixtureStore {
