@@ -1,7 +1,7 @@
 # vfetch: the two commands a newcomer needs are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: build test demo bench bench-quick bench-micro clean
+.PHONY: build test test-browser demo bench bench-quick bench-micro clean
 
 build:
 	scripts/install-deps.sh build
@@ -11,6 +11,13 @@ test:
 	scripts/install-deps.sh test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Headless Chromium plays through serve from a page of another local origin (Tests/Browser/playback.py).
+test-browser:
+	scripts/install-deps.sh browser
+	$(SWIFT) build --product vfetch
+	$(SWIFT) build --product vfetch-origin
+	python3 Tests/Browser/playback.py --bin "$$($(SWIFT) build --show-bin-path)"
 
 demo:
 	scripts/install-deps.sh demo
