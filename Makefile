@@ -8,7 +8,7 @@ BASH_COMPLETION := $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vfetch
 ZSH_COMPLETION := $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vfetch
 FISH_COMPLETION := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vfetch.fish
 
-.PHONY: build test demo bench bench-quick bench-micro clean install uninstall
+.PHONY: build test test-browser demo bench bench-quick bench-micro clean install uninstall
 
 build:
 	scripts/install-deps.sh build
@@ -18,6 +18,13 @@ test:
 	scripts/install-deps.sh test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Headless Chromium plays through serve from a page of another local origin (Tests/Browser/playback.py).
+test-browser:
+	scripts/install-deps.sh browser
+	$(SWIFT) build --product vfetch
+	$(SWIFT) build --product vfetch-origin
+	python3 Tests/Browser/playback.py --bin "$$($(SWIFT) build --show-bin-path)"
 
 demo:
 	scripts/install-deps.sh demo

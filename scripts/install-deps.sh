@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages vfetch needs that are missing. Usage: install-deps.sh [build|test|demo|bench]
+# Installs the Debian packages vfetch needs that are missing. Usage: install-deps.sh [build|test|demo|bench|browser]
 set -euo pipefail
 
 packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev)  # build: libcurl and FFmpeg headers and libraries
@@ -7,12 +7,13 @@ case "${1:-build}" in
   test)  packages+=(curl ffmpeg strace) ;;            # tests: curl as a second client, ffmpeg/ffprobe as real players, strace holds a checkpoint
   demo)  packages+=(ffmpeg) ;;                        # demo: makes a sample video
   bench) packages+=(ffmpeg nginx-light aria2 axel wget curl time iproute2) ;;  # + matplotlib, below
+  browser) packages+=(ffmpeg chromium) ;;           # make test-browser: fixture video, Debian's headless Chromium; + playwright, below
   build) ;;
-  *) echo "usage: $0 [build|test|demo|bench]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|demo|bench|browser]" >&2; exit 2 ;;
 esac
 
 # demo and bench run python3 too; any python3 on PATH will do
-case "${1:-build}" in demo|bench) command -v python3 >/dev/null || packages+=(python3) ;; esac
+case "${1:-build}" in demo|bench|browser) command -v python3 >/dev/null || packages+=(python3) ;; esac
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -37,4 +38,11 @@ if [ "${1:-build}" = bench ] && ! python3 -c 'import matplotlib' 2>/dev/null; th
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null \
       || echo "WARNING: matplotlib not installed; the benchmarks will run without plots" >&2
   fi
+fi
+
+# browser: Playwright (Python) drives Debian's chromium by its path. Only the Python package: never
+# `playwright install`, which downloads a browser build of its own. Debian has no python3-playwright.
+if [ "${1:-build}" = browser ] && ! python3 -c 'import playwright.sync_api' 2>/dev/null; then
+  echo "installing: playwright (pip)"
+  python3 -m pip install -q playwright || python3 -m pip install -q --break-system-packages playwright
 fi

@@ -47,6 +47,13 @@ package struct CrossOriginPolicy: Sendable, Equatable {
         return origins.contains("*") || Self.normalized(origin).map(origins.contains) == true
     }
 
+    /// Whether `--allow-origin` names `origin` itself (`*` does not): such a page is the user's own, and
+    /// may make serve fetch from loopback and private addresses, as a player may.
+    package func names(_ origin: String?) -> Bool {
+        guard let origin, let normalized = Self.normalized(origin) else { return false }
+        return origins.contains(normalized)
+    }
+
     /// The headers of an answer to a request from `origin`: none unless it is allowed.
     package func responseHeaders(origin: String?) -> [(String, String)] {
         guard let origin, allows(origin) else { return [] }

@@ -226,13 +226,15 @@ final class PlayerConnection: ChannelInboundHandler {
 
     /// Whether a web page sent this request (a `<video>` or a script on some site) rather than a
     /// player or this server's own page: browsers say so in `Sec-Fetch-Site`, and name the page's
-    /// origin in `Origin` on CORS requests.
+    /// origin in `Origin` on CORS requests. A page `--allow-origin` names is the user's own, even
+    /// though its browser says `cross-site` or `same-site` as every browser does.
     private func isFromWebPage(_ head: HTTPRequestHead) -> Bool {
+        let origin = head.headers.first(name: "Origin")
+        if crossOrigin.names(origin) { return false }
         if let site = head.headers.first(name: "Sec-Fetch-Site")?.lowercased(), site == "cross-site" || site == "same-site" {
             return true
         }
-        guard let origin = head.headers.first(name: "Origin") else { return false }
-        if crossOrigin.allows(origin) { return false }
+        guard let origin else { return false }
         let authority = URLComponents(string: origin).map { components in
             let host = components.host ?? ""
             return (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (components.port.map { ":\($0)" } ?? "")

@@ -14,6 +14,14 @@ import Testing
         #expect(try CrossOriginPolicy(allowing: ["*"]).allows("https://anything.example"))
     }
 
+    @Test func onlyNamedOriginsMayReachPrivateAddresses() throws {
+        let policy = try CrossOriginPolicy(allowing: ["http://127.0.0.1:8000"])
+        #expect(policy.names("http://127.0.0.1:8000") && policy.names("HTTP://127.0.0.1:8000/"))
+        #expect(!policy.names("http://127.0.0.1:8001") && !policy.names(nil) && !policy.names("null"))
+        // '*' lets any page read the media, not make serve fetch from the user's own network.
+        #expect(!(try CrossOriginPolicy(allowing: ["*"]).names("https://anything.example")))
+    }
+
     @Test func withoutTheFlagNoPageGetsAnyHeader() throws {
         let policy = try CrossOriginPolicy(allowing: [])
         #expect(policy.responseHeaders(origin: "https://example.com").isEmpty)
