@@ -232,6 +232,22 @@ import Testing
         #expect(!manifest.matches(block: 1, tag: 0xA1), "a block never recorded")
     }
 
+    /// The values docs/MANIFEST.md gives for its Python version, and its example manifest.
+    @Test func aTagIsTheDocumentedFunction() throws {
+        #expect(BlockTag.of((0..<100).map { UInt8($0) }) == 0x200e_22fc)
+        #expect(BlockTag.of([]) == 0x20fe_406a)
+        #expect(BlockTag.of([UInt8](repeating: 0, count: 65536)) == 0x5ff1_6333)
+        let example = #"""
+            {"block_size":65536,"block_tags":"xJEqPxLgdws=","blocks":"BQ==","blocks_done":2,"content_type":"video/mp4","created":"2026-11-21T04:20:00Z","etag":"\"5f2a-24a70\"","final_url":"https://cdn.example.net/v/night.mp4?sig=abc","format":"vfetch-manifest","last_modified":"Sat, 21 Nov 2026 04:00:00 GMT","length":150000,"part_device":2049,"part_inode":1835271,"url":"https://example.com/films/night.mp4","version":2}
+            sha256 bf1f0e35547c6ccbef62e1816b9541e2bb370b039627c6f7a214ad1b126627ce
+
+            """#
+        let manifest = try Manifest(decoding: Array(example.utf8))
+        #expect(manifest.part == PartIdentity(device: 2049, inode: 1_835_271))
+        #expect(manifest.tags == [0: 0x3f2a_91c4, 2: 0x0b77_e012])
+        #expect(manifest.encoded() == Array(example.utf8))
+    }
+
     @Test func aTagSeesEveryChangedByteZerosAndLength() {
         let block = (0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
         let tag = BlockTag.of(block)
