@@ -20,11 +20,13 @@ extension Engine {
         file = part
         var resumed = ByteRangeSet()
         var created = Date()
+        var previousTags: (blockSize: Int64, tags: [Int: UInt32])?
         if OutputFile.exists(manifestPath), !options.restart {
-            switch previousRun(for: remote, partSize: part.size) {
+            switch previousRun(for: remote, in: part) {
             case .success(let previous):
                 resumed = previous.blocks.completedRanges
                 created = previous.created
+                previousTags = (previous.blocks.blockSize, previous.tags)
             case .failure(let reason):
                 events.yield(.notice("\(reason); starting over"))
             }
@@ -46,9 +48,12 @@ extension Engine {
         }
         var blocks = BlockBitmap(length: length, blockSize: BlockBitmap.blockSize(forLength: length))
         blocks.mark(coveredBy: resumed)
-        let fresh = Manifest(
+        var fresh = Manifest(
             url: url, finalURL: requestURL, length: length, etag: remote.etag, lastModified: remote.lastModified,
-            contentType: remote.contentType, created: created, blocks: blocks)
+            contentType: remote.contentType, created: created, blocks: blocks, part: try part.identity(),
+            tags: previousTags?.blockSize == blocks.blockSize ? previousTags?.tags ?? [:] : [:])
+        // Blocks a version 1 manifest vouched for have no tags yet: they are read once, here.
+        try fresh.tagCompleteBlocks { (range) throws(DownloadError) in try part.tag(of: range) }
         manifest = fresh
         if let ifRange = fresh.ifRange, !resumed.isEmpty {
             segmentHeaders = HeaderList(requestsFor: options, ifRange: ifRange)
@@ -58,8 +63,9 @@ extension Engine {
         return resumed
     }
 
-    /// The manifest an earlier run left, if its bytes are this remote file's; otherwise why not.
-    func previousRun(for remote: RemoteFile, partSize: Int64) -> Result<Manifest, DiscardReason> {
+    /// The manifest an earlier run left, if its bytes are this remote file's and still in `part`
+    /// (less any blocks that are not); otherwise why not.
+    func previousRun(for remote: RemoteFile, in part: OutputFile) -> Result<Manifest, DiscardReason> {
         guard let data = try? RegularFile.contents(at: manifestPath) else {
             return .failure(DiscardReason("cannot read \(manifestPath)"))
         }
@@ -74,10 +80,52 @@ extension Engine {
         if let reason = previous.reasonToDiscard(for: remote, url: identity, trustLength: options.trustLength) {
             return .failure(DiscardReason(reason))
         }
-        guard partSize == previous.length else {
+        guard part.size == previous.length else {
             return .failure(DiscardReason("\(outputPath).part is not the size the manifest says"))
         }
-        return .success(previous)
+        return checkBlocks(of: previous, in: part)
+    }
+
+    /// `previous` without the blocks whose bytes in `part` are not the ones it recorded.
+    ///
+    /// The part it names gets a sample of its blocks read (`Manifest.blocksToCheck`); another file
+    /// (a copy, a replacement), or a sample with a few differences, gets every block read, and what
+    /// differs is fetched again. A sample with more differences than that keeps nothing.
+    func checkBlocks(of previous: Manifest, in part: OutputFile) -> Result<Manifest, DiscardReason> {
+        let partPath = outputPath + ".part"
+        let saved = previous.blocks.completedCount
+        guard let identity = previous.part else {
+            events.yield(.notice("\(manifestPath) was written by an earlier vfetch, without block tags: its \(saved) saved blocks are trusted this once"))
+            return .success(previous)
+        }
+        func differing(_ blocks: [Int]) -> [Int] {
+            blocks.filter { block in !previous.matches(block: block, tag: try? part.tag(of: previous.blocks.range(of: block))) }
+        }
+        var bad: [Int]
+        if (try? part.identity()) == identity {
+            var generator = SystemRandomNumberGenerator()
+            let sample = previous.blocksToCheck(using: &generator)
+            bad = differing(sample)
+            if bad.isEmpty { return .success(previous) }
+            if bad.count > Manifest.damagedSampleLimit {
+                return .failure(DiscardReason("\(bad.count) of \(sample.count) sampled blocks of \(partPath) differ from what \(manifestPath) recorded"))
+            }
+            if sample.count < saved {
+                events.yield(.notice("\(bad.count) of \(sample.count) sampled blocks of \(partPath) differ from what \(manifestPath) recorded; checking all \(saved)"))
+                bad = differing(previous.blocks.completeBlocks)
+            }
+        } else {
+            events.yield(.notice("\(partPath) is not the file \(manifestPath) was written for (copied or replaced); checking its \(saved) saved blocks"))
+            bad = differing(previous.blocks.completeBlocks)
+        }
+        if bad.isEmpty { return .success(previous) }
+        if bad.count == saved {
+            return .failure(DiscardReason("all \(saved) saved blocks of \(partPath) differ from what \(manifestPath) recorded"))
+        }
+        events.yield(.notice("\(bad.count) of \(saved) saved blocks of \(partPath) differ from what \(manifestPath) recorded; fetching them again"))
+        var kept = previous
+        for block in bad { kept.forget(block: block) }
+        return .success(kept)
     }
 
     /// Makes what was received durable, then records it: data synced, then the manifest replaced atomically.
@@ -97,6 +145,9 @@ extension Engine {
         if blocks != manifest.blocks {
             try file.sync()
             manifest.blocks = blocks
+            // Read back after the sync: a tag states what is durable, and the blocks newly marked are
+            // the ones just written, so they are read from the page cache, not the disk.
+            try manifest.tagCompleteBlocks { (range) throws(DownloadError) in try file.tag(of: range) }
             try OutputFile.replaceDurably(manifestPath, with: manifest.encoded())
             self.manifest = manifest
         }
@@ -127,7 +178,7 @@ extension Engine {
                 blocks.mark(coveredBy: ByteRangeSet([0..<total]))
                 manifest = Manifest(
                     url: url, finalURL: requestURL, length: total, etag: remote.etag, lastModified: remote.lastModified,
-                    contentType: remote.contentType, created: Date(), blocks: blocks)
+                    contentType: remote.contentType, created: Date(), blocks: blocks, part: try file.identity())
             }
             try checkpoint(force: true)
         } else {

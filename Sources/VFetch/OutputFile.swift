@@ -17,6 +17,8 @@ final class OutputFile {
     private(set) var written = ByteRangeSet()
     /// Bytes written by this process, for checkpoint pacing.
     private(set) var bytesWritten: Int64 = 0
+    /// Holds one block while `tag(of:)` reads it, kept for the next.
+    private var tagBuffer: [UInt8] = []
 
     /// Opens (creating if needed, never truncating) the file and locks it. It is the user's file, so
     /// it is made as the umask says; a symbolic link, FIFO or device in its place is refused.
@@ -56,6 +58,35 @@ final class OutputFile {
     var size: Int64 {
         var info = stat()
         return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : -1
+    }
+
+    /// Which file this is (device and inode), for the manifest to name: the descriptor's, so a
+    /// file put in place of the name since it was opened is not mistaken for this one.
+    func identity() throws(DownloadError) -> PartIdentity {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw DownloadError.forOutput(errno: errno, path: path) }
+        return PartIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// The `BlockTag` of the bytes in `range` as the file holds them now (fewer past its end).
+    func tag(of range: Range<Int64>) throws(DownloadError) -> UInt32 {
+        let count = Int(range.count)
+        if tagBuffer.count < count { tagBuffer = [UInt8](repeating: 0, count: count) }
+        let result = tagBuffer.withUnsafeMutableBytes { buffer -> Result<UInt32, DownloadError> in
+            var done = 0
+            while done < count {
+                let read: Int
+                do throws(DownloadError) {
+                    read = try self.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: buffer[done..<count]),
+                        at: range.lowerBound + Int64(done))
+                } catch { return .failure(error) }
+                if read == 0 { break }
+                done += read
+            }
+            return .success(BlockTag.of(UnsafeRawBufferPointer(rebasing: buffer[0..<done])))
+        }
+        return try result.get()
     }
 
     /// Takes over what an earlier run left durable (from its manifest).

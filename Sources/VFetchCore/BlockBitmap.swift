@@ -59,6 +59,22 @@ package struct BlockBitmap: Equatable, Sendable {
         bits[block / 8] |= 1 << (block % 8)
     }
 
+    /// Un-marks a block whose bytes can no longer be trusted, so it is fetched again.
+    package mutating func markMissing(block: Int) {
+        precondition(block >= 0 && block < blockCount, "block \(block) out of 0..<\(blockCount)")
+        bits[block / 8] &= ~(1 << (block % 8))
+    }
+
+    /// The bytes of `block`: `blockSize` of them, fewer for the last block.
+    package func range(of block: Int) -> Range<Int64> {
+        precondition(block >= 0 && block < blockCount, "block \(block) out of 0..<\(blockCount)")
+        let start = Int64(block) * blockSize
+        return start..<min(start + blockSize, length)
+    }
+
+    /// The indices of the complete blocks, in order.
+    package var completeBlocks: [Int] { (0..<blockCount).filter { isComplete(block: $0) } }
+
     /// Marks every block whose bytes `done` covers entirely. Never unmarks.
     ///
     /// The last block may be shorter than `blockSize`: it counts once `done` reaches `length`.

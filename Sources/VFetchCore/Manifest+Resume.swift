@@ -25,3 +25,31 @@ extension Manifest {
     /// The `If-Range` value for requests that continue this download: a strong ETag, else the date.
     package var ifRange: String? { hasStrongETag ? etag : lastModified }
 }
+
+extension Manifest {
+    /// How many complete blocks a resume reads to check their tags (plus the last complete one).
+    package static let blocksSampled = 64
+    /// More sampled blocks than this disagreeing with their tags means the part is broadly damaged:
+    /// nothing in it is kept. Fewer, and every block is checked.
+    package static let damagedSampleLimit = 4
+
+    /// The complete blocks a resume checks against their tags: all of them when there are few,
+    /// otherwise `blocksSampled` chosen at random and the last complete block (a file's tail is
+    /// what a crash most often leaves unwritten).
+    package func blocksToCheck(using generator: inout some RandomNumberGenerator) -> [Int] {
+        let complete = blocks.completeBlocks
+        guard complete.count > Self.blocksSampled + 1, let last = complete.last else { return complete }
+        var chosen = Set([last])
+        while chosen.count <= Self.blocksSampled {
+            chosen.insert(complete[Int.random(in: 0..<(complete.count - 1), using: &generator)])
+        }
+        return chosen.sorted()
+    }
+
+    /// Whether `block`'s bytes, read now, have the tag they had when the block was recorded.
+    /// False for a block without a tag: nothing vouches for it.
+    package func matches(block: Int, tag: UInt32?) -> Bool {
+        guard let tag, let recorded = tags[block] else { return false }
+        return tag == recorded
+    }
+}

@@ -4,8 +4,33 @@ import Foundation
 ///
 /// The file is one line of JSON and a trailer with the line's SHA-256, so a torn or damaged
 /// write is detected rather than trusted. docs/MANIFEST.md describes the format.
+///
+/// Since version 2 a manifest is also bound to the part file it describes, so that bytes changed
+/// behind its back are fetched again rather than trusted:
+///
+/// - `part` names the file the bytes were written to (device and inode, taken from the open
+///   descriptor, which a download keeps for its whole run). Its size needs no field: the part is
+///   set to `length` before the first byte is written, and a part of another size is refused.
+/// - `tags` holds a `BlockTag` of every complete block, read back from the part after the data is
+///   synced and before the manifest that marks the block is written. So a manifest that claims a
+///   block also states what the block holds: a bitmap edited by hand, a part zeroed in place, or an
+///   older copy put in its place disagrees with it.
+///
+/// A resume reads a bounded sample of the tagged blocks (`blocksToCheck`), not the whole file. A
+/// part that is not the one named (copied, replaced), or a sample that disagrees, is checked block
+/// by block and what differs is fetched again; a sample that mostly disagrees throws the bytes away.
+/// This guards against accidents, not an adversary: whoever can write the manifest can recompute
+/// every tag, and `--checksum` remains the only proof of the whole file.
+///
+/// A version 1 manifest (no `part`, no tags) is still read: it was written by an earlier vfetch that
+/// followed the same durability rules, and throwing its blocks away would cost a user who upgrades
+/// mid-download the whole file again. Its blocks are taken on trust once, tagged by reading them, and
+/// the manifest is rewritten as version 2. A damaged manifest cannot pass for version 1: the trailer
+/// covers the version too.
 package struct Manifest: Equatable, Sendable {
-    package static let formatVersion = 1
+    package static let formatVersion = 2
+    /// The versions `init(decoding:)` reads.
+    package static let readableVersions = 1...2
 
     /// The URL the user asked for: the identity of the download.
     package var url: String
@@ -20,11 +45,19 @@ package struct Manifest: Equatable, Sendable {
     package var created: Date {
         didSet { created = created.wholeSeconds }
     }
-    package var blocks: BlockBitmap
+    package var blocks: BlockBitmap {
+        didSet { precondition(blocks.length == length && blocks.blockSize == oldValue.blockSize, "same file, same blocks") }
+    }
+    /// The part file the blocks were written to; nil in a version 1 manifest.
+    package var part: PartIdentity?
+    /// The `BlockTag` of each tagged block (by index), of its bytes when it was recorded. A complete
+    /// block read from a version 1 manifest has none until `tagCompleteBlocks`. A dictionary, so its
+    /// size follows the tags a file holds, not the block count a hostile length could claim.
+    package private(set) var tags: [Int: UInt32]
 
     package init(
         url: String, finalURL: String, length: Int64, etag: String?, lastModified: String?, contentType: String?,
-        created: Date, blocks: BlockBitmap
+        created: Date, blocks: BlockBitmap, part: PartIdentity? = nil, tags: [Int: UInt32] = [:]
     ) {
         precondition(blocks.length == length, "the bitmap must describe the manifest's length")
         self.url = url
@@ -36,12 +69,44 @@ package struct Manifest: Equatable, Sendable {
         // Rounded here too (didSet does not run in init), so a decoded copy compares equal.
         self.created = created.wholeSeconds
         self.blocks = blocks
+        self.part = part
+        // Only complete blocks keep a tag, so equal manifests compare equal.
+        self.tags = tags.filter { $0.key >= 0 && $0.key < blocks.blockCount && blocks.isComplete(block: $0.key) }
     }
 
     /// True when the ETag is strong (not `W/`): only a strong ETag proves the bytes are identical.
     package var hasStrongETag: Bool {
         guard let etag, !etag.isEmpty else { return false }
         return !etag.hasPrefix("W/")
+    }
+
+    /// True when every complete block has a tag and the part is named: what version 2 requires.
+    package var isBound: Bool {
+        part != nil && (0..<blocks.blockCount).allSatisfy { !blocks.isComplete(block: $0) || tags[$0] != nil }
+    }
+
+    /// Tags every complete block that has none, with `tag(range)` of its bytes.
+    package mutating func tagCompleteBlocks<E: Error>(_ tag: (Range<Int64>) throws(E) -> UInt32) throws(E) {
+        for block in 0..<blocks.blockCount where blocks.isComplete(block: block) && tags[block] == nil {
+            tags[block] = try tag(blocks.range(of: block))
+        }
+    }
+
+    /// Un-marks `block` and forgets its tag: its bytes will be fetched again.
+    package mutating func forget(block: Int) {
+        blocks.markMissing(block: block)
+        tags[block] = nil
+    }
+}
+
+/// Which file a manifest's blocks were written to: its device and inode (`st_dev`, `st_ino`).
+package struct PartIdentity: Equatable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
     }
 }
 
@@ -78,13 +143,22 @@ extension Manifest {
     }
 
     /// The file's bytes: deterministic for equal manifests.
+    ///
+    /// Always the current version, so the manifest must be bound: its part named and every complete block tagged.
     package func encoded() -> [UInt8] {
         precondition(blocks.length == length, "the bitmap must describe the manifest's length")
+        guard let part, isBound else { preconditionFailure("a manifest is written only bound to its part") }
+        var tagBytes: [UInt8] = []
+        tagBytes.reserveCapacity(4 * blocks.completedCount)
+        for block in 0..<blocks.blockCount where blocks.isComplete(block: block) {
+            withUnsafeBytes(of: tags[block]!.littleEndian) { tagBytes += $0 }
+        }
         let line = ManifestLine(
             format: Self.formatName, version: Self.formatVersion, url: url, final_url: finalURL, length: length,
             block_size: blocks.blockSize, etag: etag, last_modified: lastModified, content_type: contentType,
             created: created.formatted(Self.dateStyle), blocks: Data(blocks.bytes).base64EncodedString(),
-            blocks_done: blocks.completedCount)
+            blocks_done: blocks.completedCount, part_device: part.device, part_inode: part.inode,
+            block_tags: Data(tagBytes).base64EncodedString())
         let encoder = JSONEncoder()
         // Sorted keys make the bytes deterministic; JSON escapes every control character, so the line has no newline.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -120,7 +194,7 @@ extension Manifest {
         }
         guard header.format == Self.formatName else { throw .malformed("format is not \"\(Self.formatName)\"") }
         guard let version = header.version else { throw .malformed("no version") }
-        guard version == Self.formatVersion else { throw .unsupportedVersion(version) }
+        guard Self.readableVersions.contains(version) else { throw .unsupportedVersion(version) }
 
         let line: ManifestLine
         do {
@@ -140,9 +214,29 @@ extension Manifest {
         guard line.blocks_done == blocks.completedCount else {
             throw .malformed("blocks_done is \(line.blocks_done) but \(blocks.completedCount) blocks are set")
         }
+        var part: PartIdentity?
+        var tags: [Int: UInt32] = [:]
+        if version >= 2 {
+            // ManifestLine requires these keys from version 2 on.
+            guard let device = line.part_device, let inode = line.part_inode, let encodedTags = line.block_tags else {
+                throw .malformed("missing part_device, part_inode or block_tags")
+            }
+            guard let tagBytes = Data(base64Encoded: encodedTags) else { throw .malformed("block_tags is not base64") }
+            guard tagBytes.count == 4 * blocks.completedCount else {
+                throw .malformed("block_tags has \(tagBytes.count) bytes for \(blocks.completedCount) complete blocks")
+            }
+            var next = tagBytes.startIndex
+            tags.reserveCapacity(blocks.completedCount)
+            for block in 0..<blocks.blockCount where blocks.isComplete(block: block) {
+                tags[block] = tagBytes[next..<(next + 4)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+                next += 4
+            }
+            part = PartIdentity(device: device, inode: inode)
+        }
         self.init(
             url: line.url, finalURL: line.final_url, length: line.length, etag: line.etag,
-            lastModified: line.last_modified, contentType: line.content_type, created: created, blocks: blocks)
+            lastModified: line.last_modified, contentType: line.content_type, created: created, blocks: blocks,
+            part: part, tags: tags)
     }
 
     /// `2026-11-21T04:20:00Z`: UTC, whole seconds.
@@ -182,10 +276,15 @@ private struct ManifestLine: Codable {
     var created: String
     var blocks: String
     var blocks_done: Int
+    /// Version 2 on; nil only in a version 1 line.
+    var part_device: UInt64?
+    var part_inode: UInt64?
+    /// 4 bytes per complete block, little-endian, in block order.
+    var block_tags: String?
 
     enum CodingKeys: String, CodingKey {
         case format, version, url, final_url, length, block_size, etag, last_modified, content_type, created, blocks
-        case blocks_done
+        case blocks_done, part_device, part_inode, block_tags
     }
 }
 
@@ -205,6 +304,11 @@ extension ManifestLine {
         created = try container.decode(String.self, forKey: .created)
         blocks = try container.decode(String.self, forKey: .blocks)
         blocks_done = try container.decode(Int.self, forKey: .blocks_done)
+        if version >= 2 {
+            part_device = try container.decode(UInt64.self, forKey: .part_device)
+            part_inode = try container.decode(UInt64.self, forKey: .part_inode)
+            block_tags = try container.decode(String.self, forKey: .block_tags)
+        }
     }
 
     // Optionals are written as null, not left out, for the same reason.
@@ -222,6 +326,9 @@ extension ManifestLine {
         try container.encode(created, forKey: .created)
         try container.encode(blocks, forKey: .blocks)
         try container.encode(blocks_done, forKey: .blocks_done)
+        try container.encodeIfPresent(part_device, forKey: .part_device)
+        try container.encodeIfPresent(part_inode, forKey: .part_inode)
+        try container.encodeIfPresent(block_tags, forKey: .block_tags)
     }
 }
 

@@ -10,6 +10,9 @@ import Testing
     /// 2026-11-21T04:20:00Z
     static let created = Date(timeIntervalSince1970: 1_795_234_800)
 
+    static let part = PartIdentity(device: 2049, inode: 131_075)
+
+    /// A bound manifest: the part named, block i tagged 0xA0 + i.
     static func manifest(
         url: String = "https://example.com/v/film.mp4", etag: String? = "\"v1\"", lastModified: String? = nil,
         contentType: String? = nil, blocks: BlockBitmap? = nil
@@ -17,7 +20,11 @@ import Testing
         let blocks = blocks ?? BlockBitmap(length: 1000, blockSize: 64 * kib)
         return Manifest(
             url: url, finalURL: url, length: blocks.length, etag: etag, lastModified: lastModified,
-            contentType: contentType, created: created, blocks: blocks)
+            contentType: contentType, created: created, blocks: blocks, part: part, tags: tags(for: blocks))
+    }
+
+    static func tags(for blocks: BlockBitmap) -> [Int: UInt32] {
+        Dictionary(uniqueKeysWithValues: blocks.completeBlocks.map { ($0, 0xA0 + UInt32($0)) })
     }
 
     /// A JSON line with a correct trailer, as another writer would produce it.
@@ -25,8 +32,16 @@ import Testing
         Array(json.utf8) + Array("\nsha256 \(SHA256.hex(Array(json.utf8)))\n".utf8)
     }
 
-    /// A valid version 1 line for a 3-block file, with `fields` replacing or adding keys.
+    /// A valid version 2 line for a 3-block file (blocks 0 and 2 tagged 0xA0 and 0xA2), with
+    /// `fields` replacing or adding keys.
     static func line(_ fields: [String: String] = [:]) -> String {
+        version1Line(
+            ["version": "2", "part_device": "2049", "part_inode": "131075", "block_tags": "\"oAAAAKIAAAA=\""]
+                .merging(fields) { $1 })
+    }
+
+    /// The same in version 1, which had no part and no tags.
+    static func version1Line(_ fields: [String: String] = [:]) -> String {
         var all = [
             "format": "\"vfetch-manifest\"", "version": "1", "url": "\"http://h/a\"", "final_url": "\"http://h/a\"",
             "length": "150000", "block_size": "65536", "etag": "null", "last_modified": "null",
@@ -51,7 +66,8 @@ import Testing
             url: "https://例え.jp/映画/\"quoted\" name\\back\u{1}slash/é.mp4?a=1&b=\u{2028}",
             finalURL: "https://cdn.example.com/x/y.mp4?sig=a%2Fb+c", length: blocks.length,
             etag: "W/\"weak-1\"", lastModified: "Sat, 21 Nov 2026 04:20:00 GMT", contentType: "video/mp4",
-            created: Self.created, blocks: blocks)
+            created: Self.created, blocks: blocks, part: PartIdentity(device: .max, inode: .max),
+            tags: [0: 0, 3: .max, 1: 7])  // block 1 is not complete: its tag is dropped
         let sparse = Self.manifest(etag: nil, lastModified: nil, contentType: nil)
         for manifest in [full, sparse] {
             let decoded = try Manifest(decoding: manifest.encoded())
@@ -69,7 +85,7 @@ import Testing
         let expected = Self.line()
         #expect(manifest.encoded() == Self.sealed(expected))
         let text = try #require(String(bytes: manifest.encoded(), encoding: .utf8))
-        #expect(text.hasPrefix("{\"block_size\":65536,\"blocks\":\"BQ==\",\"blocks_done\":2,\"content_type\":null,"))
+        #expect(text.hasPrefix("{\"block_size\":65536,\"block_tags\":\"oAAAAKIAAAA=\",\"blocks\":\"BQ==\",\"blocks_done\":2,"))
     }
 
     @Test func encodingIsDeterministic() {
@@ -118,8 +134,132 @@ import Testing
     }
 
     @Test func refusesANewerVersion() {
-        let bytes = Self.sealed(Self.line(["version": "2", "blocks": "42"]))
-        #expect(throws: ManifestError.unsupportedVersion(2)) { try Manifest(decoding: bytes) }
+        let bytes = Self.sealed(Self.line(["version": "3", "blocks": "42"]))
+        #expect(throws: ManifestError.unsupportedVersion(3)) { try Manifest(decoding: bytes) }
+    }
+
+    // MARK: - Binding to the part
+
+    @Test func readsAVersion1ManifestUnboundAndWritesItBackAsVersion2() throws {
+        var old = try Manifest(decoding: Self.sealed(Self.version1Line()))
+        #expect(old.part == nil && !old.isBound)
+        #expect(old.tags.isEmpty)
+        #expect(old.blocks.completeBlocks == [0, 2])
+        var read: [Range<Int64>] = []
+        old.tagCompleteBlocks { range in
+            read.append(range)
+            return 0xA0 + UInt32(range.lowerBound / 65536)
+        }
+        #expect(read == [0..<65536, 131_072..<150_000], "every complete block is read once, the last one short")
+        old.part = Self.part
+        #expect(old.isBound)
+        #expect(old.encoded() == Self.sealed(Self.line()))
+        // Tagged blocks are not read again.
+        old.tagCompleteBlocks { _ in
+            Issue.record("read again")
+            return 0
+        }
+    }
+
+    @Test(arguments: [
+        ["block_tags": "\"oAAAAA==\""],  // one tag for two complete blocks
+        ["block_tags": "\"oAAAAKIAAACkAAAA\""],  // three
+        ["block_tags": "\"\""],
+        ["block_tags": "\"o?AAAKIAAAA=\""],  // not base64
+        ["block_tags": "null"],
+        ["part_device": "null"],
+        ["part_inode": "-1"],
+        ["part_inode": "18446744073709551616"],  // 2^64
+        ["part_inode": "\"131075\""],
+    ])
+    func refusesMalformedBindings(_ fields: [String: String]) {
+        let error = #expect(throws: ManifestError.self) { try Manifest(decoding: Self.sealed(Self.line(fields))) }
+        #expect(Self.isMalformed(error), "\(String(describing: error))")
+    }
+
+    @Test(arguments: ["part_device", "part_inode", "block_tags"])
+    func aVersion2ManifestNeedsItsBinding(key: String) {
+        let line = Self.line().replacingOccurrences(
+            of: #","?\#(key)":[^,}]*"#, with: "", options: .regularExpression)
+        #expect(!line.contains(key))
+        #expect(throws: ManifestError.malformed("missing \(key)")) { try Manifest(decoding: Self.sealed(line)) }
+    }
+
+    @Test func aFlippedByteInATagIsACorruptManifest() throws {
+        var blocks = BlockBitmap(length: 150_000, blockSize: 64 * Self.kib)
+        blocks.markComplete(block: 0)
+        let bytes = Self.manifest(blocks: blocks).encoded()
+        let text = try #require(String(bytes: bytes, encoding: .utf8))
+        let tags = try #require(text.range(of: "\"block_tags\":\""))
+        var damaged = bytes
+        damaged[text.utf8.distance(from: text.startIndex, to: tags.upperBound)] ^= 0x01
+        #expect(throws: ManifestError.checksumMismatch) { try Manifest(decoding: damaged) }
+    }
+
+    @Test func forgettingABlockUnmarksItAndDropsItsTag() throws {
+        var blocks = BlockBitmap(length: 150_000, blockSize: 64 * Self.kib)
+        blocks.markComplete(block: 0)
+        blocks.markComplete(block: 2)
+        var manifest = Self.manifest(blocks: blocks)
+        manifest.forget(block: 2)
+        #expect(manifest.blocks.completeBlocks == [0])
+        #expect(manifest.tags == [0: 0xA0])
+        #expect(try Manifest(decoding: manifest.encoded()) == manifest)
+    }
+
+    @Test func checksEveryBlockOfASmallFileAndASampleOfALargeOne() {
+        var generator = SystemRandomNumberGenerator()
+        var few = BlockBitmap(length: 100 * 65536, blockSize: 65536)
+        for block in stride(from: 0, to: 100, by: 2) { few.markComplete(block: block) }
+        #expect(Self.manifest(blocks: few).blocksToCheck(using: &generator) == few.completeBlocks)
+        var many = BlockBitmap(length: Self.gib, blockSize: 64 * Self.kib)
+        for block in 0..<10_000 { many.markComplete(block: block) }
+        let sample = Self.manifest(blocks: many).blocksToCheck(using: &generator)
+        #expect(sample.count == Manifest.blocksSampled + 1)
+        #expect(Set(sample).count == sample.count)
+        #expect(sample.last == 9_999, "the last complete block is always checked")
+        #expect(sample.allSatisfy { many.isComplete(block: $0) })
+        #expect(Self.manifest(blocks: BlockBitmap(length: 0, blockSize: 65536)).blocksToCheck(using: &generator).isEmpty)
+    }
+
+    @Test func aBlockWithoutATagMatchesNothing() {
+        var blocks = BlockBitmap(length: 150_000, blockSize: 64 * Self.kib)
+        blocks.markComplete(block: 0)
+        let manifest = Self.manifest(blocks: blocks)
+        #expect(manifest.matches(block: 0, tag: 0xA0))
+        #expect(!manifest.matches(block: 0, tag: 0xA1))
+        #expect(!manifest.matches(block: 0, tag: nil), "an unreadable block")
+        #expect(!manifest.matches(block: 1, tag: 0xA1), "a block never recorded")
+    }
+
+    /// The values docs/MANIFEST.md gives for its Python version, and its example manifest.
+    @Test func aTagIsTheDocumentedFunction() throws {
+        #expect(BlockTag.of((0..<100).map { UInt8($0) }) == 0x200e_22fc)
+        #expect(BlockTag.of([]) == 0x20fe_406a)
+        #expect(BlockTag.of([UInt8](repeating: 0, count: 65536)) == 0x5ff1_6333)
+        let example = #"""
+            {"block_size":65536,"block_tags":"xJEqPxLgdws=","blocks":"BQ==","blocks_done":2,"content_type":"video/mp4","created":"2026-11-21T04:20:00Z","etag":"\"5f2a-24a70\"","final_url":"https://cdn.example.net/v/night.mp4?sig=abc","format":"vfetch-manifest","last_modified":"Sat, 21 Nov 2026 04:00:00 GMT","length":150000,"part_device":2049,"part_inode":1835271,"url":"https://example.com/films/night.mp4","version":2}
+            sha256 bf1f0e35547c6ccbef62e1816b9541e2bb370b039627c6f7a214ad1b126627ce
+
+            """#
+        let manifest = try Manifest(decoding: Array(example.utf8))
+        #expect(manifest.part == PartIdentity(device: 2049, inode: 1_835_271))
+        #expect(manifest.tags == [0: 0x3f2a_91c4, 2: 0x0b77_e012])
+        #expect(manifest.encoded() == Array(example.utf8))
+    }
+
+    @Test func aTagSeesEveryChangedByteZerosAndLength() {
+        let block = (0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let tag = BlockTag.of(block)
+        #expect(BlockTag.of(block) == tag)
+        for index in [0, 1, 7, 8, 31, 32, 4095, 4096, 65534, 65535] {
+            var changed = block
+            changed[index] ^= 0x80
+            #expect(BlockTag.of(changed) != tag, "byte \(index)")
+        }
+        #expect(BlockTag.of([UInt8](repeating: 0, count: 65536)) != tag)
+        #expect(BlockTag.of([UInt8](repeating: 0, count: 65536)) != BlockTag.of([UInt8](repeating: 0, count: 65535)))
+        #expect(BlockTag.of(Array(block[..<100])) != BlockTag.of(Array(block[..<101])))
     }
 
     @Test(arguments: [

@@ -129,6 +129,157 @@ import VFetch
         }
     }
 
+    // MARK: - A manifest that no longer describes its part
+
+    // These run at 32 KiB/s a connection: a test process so busy that it hears of progress seconds
+    // late still interrupts the download long before it ends.
+
+    enum Forgery: String, CaseIterable {
+        /// The bitmap and blocks_done claim every block; the trailer is recomputed, as docs/MANIFEST.md tells how.
+        case bitmapOnly
+        /// The same, and a tag (0) made up for each block the bitmap now claims.
+        case bitmapAndTags
+    }
+
+    /// `manifest` edited to claim every block done, sealed again with a correct trailer.
+    static func forged(_ manifest: Data, _ forgery: Forgery) throws -> Data {
+        let line = try #require(manifest.split(separator: 0x0A).first)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+        let length = try #require(object["length"] as? Int)
+        let blockSize = try #require(object["block_size"] as? Int)
+        let blockCount = (length + blockSize - 1) / blockSize
+        let oldBits = try #require(object["blocks"] as? String)
+        let old = try #require(Data(base64Encoded: oldBits))
+        var bits = [UInt8](repeating: 0xFF, count: (blockCount + 7) / 8)
+        if blockCount % 8 != 0 { bits[bits.count - 1] = UInt8((1 << (blockCount % 8)) - 1) }
+        object["blocks"] = Data(bits).base64EncodedString()
+        object["blocks_done"] = blockCount
+        if forgery == .bitmapAndTags, let tags = object["block_tags"] as? String {
+            // Each block recorded keeps its tag; each one claimed gets 0.
+            var oldTags = Array(try #require(Data(base64Encoded: tags)))[...]
+            var newTags: [UInt8] = []
+            for block in 0..<blockCount {
+                if old[block / 8] & (1 << (block % 8)) != 0 {
+                    newTags += oldTags.prefix(4)
+                    oldTags = oldTags.dropFirst(4)
+                } else {
+                    newTags += [0, 0, 0, 0]
+                }
+            }
+            object["block_tags"] = Data(newTags).base64EncodedString()
+        }
+        let json = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return json + Data("\nsha256 \(sha256([UInt8](json)))\n".utf8)
+    }
+
+    /// Before manifests carried block tags, a manifest edited to claim every block, its trailer
+    /// recomputed, was believed: the blocks never fetched stayed zeros in the result.
+    @Test(arguments: Forgery.allCases)
+    func aManifestForgedToClaimEveryBlockIsNotBelieved(forgery: Forgery) async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 * Self.mib, seed: 51)
+            origin.publish("/a.mp4", bytes, behavior: throttled(32 << 10))
+            let output = directory + "/a.mp4"
+            let saved = try await interrupt(origin.url("/a.mp4"), output: output, after: 256 << 10)
+            let manifestURL = URL(fileURLWithPath: output + ".vfetch")
+            try Self.forged(try Data(contentsOf: manifestURL), forgery).write(to: manifestURL)
+            origin.setBehavior("/a.mp4", OriginBehavior())
+            let second = await fetch(origin.url("/a.mp4"), to: .file(output))
+            let summary = try second.result.get()
+            #expect(try sha256(file: output) == sha256(bytes))
+            #expect(summary.resumedBytes <= saved, "notices: \(second.notices)")
+        }
+    }
+
+    /// A manifest from before block tags (version 1) is trusted once, so an upgrade mid-download
+    /// costs nothing, and rewritten bound to its part at once.
+    @Test func aVersion1ManifestIsTrustedOnceAndRewrittenWithTags() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 * Self.mib, seed: 55)
+            origin.publish("/a.mp4", bytes, behavior: throttled(32 << 10))
+            let output = directory + "/a.mp4"
+            let saved = try await interrupt(origin.url("/a.mp4"), output: output, after: 256 << 10)
+            let manifestURL = URL(fileURLWithPath: output + ".vfetch")
+            let line = try #require(try Data(contentsOf: manifestURL).split(separator: 0x0A).first)
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+            for key in ["part_device", "part_inode", "block_tags"] { object[key] = nil }
+            object["version"] = 1
+            let json = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            try (json + Data("\nsha256 \(sha256([UInt8](json)))\n".utf8)).write(to: manifestURL)
+
+            let again = try await interrupt(origin.url("/a.mp4"), output: output, after: saved + 256 << 10)
+            #expect(again > saved, "the version 1 blocks were kept")
+            let rewritten = try #require(try Data(contentsOf: manifestURL).split(separator: 0x0A).first)
+            let fields = try #require(try JSONSerialization.jsonObject(with: Data(rewritten)) as? [String: Any])
+            #expect(fields["version"] as? Int == 2)
+            #expect(fields["block_tags"] is String)
+            origin.setBehavior("/a.mp4", OriginBehavior())
+            let last = await fetch(origin.url("/a.mp4"), to: .file(output))
+            #expect(try last.result.get().resumedBytes == again)
+            #expect(try sha256(file: output) == sha256(bytes))
+        }
+    }
+
+    /// The part's bytes zeroed in place after the checkpoint (same file, same size), as a sparse
+    /// copy, a punched hole or storage that lost its writes would leave it.
+    @Test func aPartZeroedInPlaceIsFetchedAgain() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 * Self.mib, seed: 52)
+            origin.publish("/a.mp4", bytes, behavior: throttled(32 << 10))
+            let output = directory + "/a.mp4"
+            let saved = try await interrupt(origin.url("/a.mp4"), output: output, after: 256 << 10)
+            #expect(saved > 0)
+            let part = try #require(FileHandle(forUpdatingAtPath: output + ".part"))
+            try part.write(contentsOf: Data(count: bytes.count))
+            try part.synchronize()
+            try part.close()
+            origin.setBehavior("/a.mp4", OriginBehavior())
+            let second = await fetch(origin.url("/a.mp4"), to: .file(output))
+            let summary = try second.result.get()
+            #expect(try sha256(file: output) == sha256(bytes))
+            #expect(summary.resumedBytes == 0, "notices: \(second.notices)")
+            #expect(second.notices.contains { $0.contains("differ") }, "notices: \(second.notices)")
+        }
+    }
+
+    /// The part replaced by a copy made at the first interruption, after a second run got further:
+    /// the manifest claims blocks the copy never held. A copy is checked block by block, not trusted.
+    @Test func aPartReplacedByAnOlderCopyIsCheckedBlockByBlock() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 * Self.mib, seed: 53)
+            origin.publish("/a.mp4", bytes, behavior: throttled(32 << 10))
+            let output = directory + "/a.mp4"
+            let first = try await interrupt(origin.url("/a.mp4"), output: output, after: 256 << 10)
+            try FileManager.default.copyItem(atPath: output + ".part", toPath: directory + "/copy")
+            let second = try await interrupt(origin.url("/a.mp4"), output: output, after: first + 256 << 10)
+            #expect(second > first)
+            #expect(rename(directory + "/copy", output + ".part") == 0)
+            origin.setBehavior("/a.mp4", OriginBehavior())
+            let third = await fetch(origin.url("/a.mp4"), to: .file(output))
+            let summary = try third.result.get()
+            #expect(try sha256(file: output) == sha256(bytes))
+            #expect(summary.resumedBytes >= first && summary.resumedBytes < second, "notices: \(third.notices)")
+            #expect(third.notices.contains { $0.contains("not the file") }, "notices: \(third.notices)")
+        }
+    }
+
+    /// A faithful copy (the pair moved to another disk, say) passes the check and keeps every block.
+    @Test func aFaithfulCopyOfThePartKeepsItsBlocks() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 * Self.mib, seed: 54)
+            origin.publish("/a.mp4", bytes, behavior: throttled(32 << 10))
+            let output = directory + "/a.mp4"
+            let saved = try await interrupt(origin.url("/a.mp4"), output: output, after: 256 << 10)
+            try FileManager.default.copyItem(atPath: output + ".part", toPath: directory + "/copy")
+            #expect(rename(directory + "/copy", output + ".part") == 0)
+            origin.setBehavior("/a.mp4", OriginBehavior())
+            let second = await fetch(origin.url("/a.mp4"), to: .file(output))
+            let summary = try second.result.get()
+            #expect(try sha256(file: output) == sha256(bytes))
+            #expect(summary.resumedBytes == saved, "notices: \(second.notices)")
+        }
+    }
+
     @Test func withoutValidatorsItRestartsUnlessTheLengthIsTrusted() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(4 * Self.mib, seed: 36)

@@ -1,0 +1,47 @@
+/// A 32-bit digest of one block's bytes, which the manifest keeps for every complete block so that
+/// bytes changed on disk after they were recorded (zeroed, a hole punched, an older copy put back)
+/// are noticed on resume by reading a few blocks, not the whole file.
+///
+/// It guards against accidents, not an adversary: anyone who can rewrite the manifest can recompute
+/// it. Fast rather than cryptographic (four independent FNV-1a lanes over 64-bit words, then
+/// MurmurHash3's finalizer), so tagging what a download writes costs far less than writing it.
+package enum BlockTag {
+    private static let prime: UInt64 = 0x0000_0100_0000_01b3
+    private static let seeds: (UInt64, UInt64, UInt64, UInt64) = (
+        0xcbf2_9ce4_8422_2325, 0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f, 0x1656_67b1_9e37_79f9
+    )
+
+    /// The tag of `bytes`.
+    package static func of(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var (a, b, c, d) = seeds
+        var index = 0
+        // Each lane's step is a bijection of its state, so a single changed word always changes the lane.
+        while bytes.count - index >= 32 {
+            a = (a ^ bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* prime
+            b = (b ^ bytes.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)) &* prime
+            c = (c ^ bytes.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)) &* prime
+            d = (d ^ bytes.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)) &* prime
+            index += 32
+        }
+        while index < bytes.count {
+            a = (a ^ UInt64(bytes[index])) &* prime
+            index += 1
+        }
+        var hash = UInt64(bytes.count)
+        for lane in [a, b, c, d] { hash = mix(hash ^ mix(lane)) }
+        return UInt32(truncatingIfNeeded: hash ^ hash >> 32)
+    }
+
+    package static func of(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { of($0) } }
+
+    /// MurmurHash3's 64-bit finalizer: every input bit affects every output bit.
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var x = value
+        x ^= x >> 33
+        x &*= 0xff51_afd7_ed55_8ccd
+        x ^= x >> 33
+        x &*= 0xc4ce_b9fe_1a85_ec53
+        x ^= x >> 33
+        return x
+    }
+}
