@@ -175,7 +175,10 @@ extension FuzzTarget {
         check: { input in
             for bytes in [input.bytes, resealed(input.bytes)] {
                 guard let manifest = try? Manifest(decoding: bytes) else { continue }
-                #expect((try? Manifest(decoding: manifest.encoded())) == manifest, "\(input): round trip")
+                // Only a bound manifest is written again (a version 1 one is tagged first).
+                if manifest.isBound {
+                    #expect((try? Manifest(decoding: manifest.encoded())) == manifest, "\(input): round trip")
+                }
                 // What `vfetch status` and `vfetch info` do with a manifest they read.
                 let done = manifest.blocks.completedRanges
                 #expect(
@@ -252,8 +255,8 @@ private func randomManifest(_ random: inout SplitMix64) -> Manifest {
         Int64(bitPattern: random.next() >> 1),
     ])
     let sizes: [Int64] = [BlockBitmap.blockSize(forLength: length), 1, 7, 64 << 10, 1 << 48, 1 << 62, Int64.max]
-    // At most 2^17 blocks: a bitmap of 16 KiB.
-    let blockSize = random.pick(sizes.filter { length / $0 < 1 << 17 })
+    // At most 2^12 blocks: a bitmap of 512 bytes and 16 KiB of tags, so thousands of inputs stay quick.
+    let blockSize = random.pick(sizes.filter { length / $0 < 1 << 12 })
     var blocks = BlockBitmap(length: length, blockSize: blockSize)
     let count = blocks.blockCount
     switch random.below(4) {
@@ -267,7 +270,12 @@ private func randomManifest(_ random: inout SplitMix64) -> Manifest {
         url: url, finalURL: random.pick([url, "https://cdn.example.com/x"]), length: length,
         etag: random.pick([nil, "\"v1\"", "W/\"weak\"", ""]),
         lastModified: random.pick([nil, "Wed, 21 Oct 2015 07:28:00 GMT"]), contentType: random.pick([nil, "video/mp4"]),
-        created: Date(timeIntervalSince1970: random.pick([0, 1_795_234_800, 4_102_444_800])), blocks: blocks)
+        created: Date(timeIntervalSince1970: random.pick([0, 1_795_234_800, 4_102_444_800])), blocks: blocks,
+        part: PartIdentity(device: random.next(), inode: random.next()),
+        tags: Dictionary(
+            uniqueKeysWithValues: (0..<count).filter { blocks.isComplete(block: $0) }.map {
+                ($0, UInt32(truncatingIfNeeded: random.next()))
+            }))
 }
 
 /// A queue after some adds, pauses, ends and limit changes.

@@ -150,10 +150,18 @@ extension FuzzTarget {
                 for block in 0..<count where block < first || block >= last || input.random.oneIn(8) {
                     blocks.markComplete(block: block)
                 }
+                // Bound to its part, as `vfetch get` writes it: the part's identity and a tag per complete block.
+                var info = stat()
+                stat(path + ".part", &info)
+                var tags: [Int: UInt32] = [:]
+                for block in 0..<count where blocks.isComplete(block: block) {
+                    let range = blocks.range(of: block)
+                    tags[block] = BlockTag.of(Array(input.bytes[Int(range.lowerBound)..<Int(range.upperBound)]))
+                }
                 let manifest = Manifest(
                     url: "https://example.com/movie", finalURL: "https://example.com/movie", length: length, etag: nil,
                     lastModified: nil, contentType: nil, created: Date(timeIntervalSince1970: 1_795_234_800),
-                    blocks: blocks)
+                    blocks: blocks, part: PartIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), tags: tags)
                 try Data(manifest.encoded()).write(to: URL(fileURLWithPath: path + ".vfetch"))
             }
             guard let report = try? await MediaInspector.inspect(path: path) else { return }
