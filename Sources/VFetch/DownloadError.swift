@@ -24,6 +24,9 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     case outputNotWritable(String)
     /// A file already exists at the output path.
     case outputExists(String)
+    /// The output is already the remote file, as an earlier run finished it (same length and
+    /// Last-Modified): nothing to do. Exit code 0.
+    case alreadyComplete(String)
     /// Another vfetch is downloading to the same file.
     case busy(String)
     /// No unfinished download is recorded at this output path.
@@ -54,7 +57,8 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .remoteChanged(let reason): "remote file changed: \(reason)"
         case .badResponse(let reason): "bad response: \(reason)"
         case .outputNotWritable(let reason): "cannot write output: \(reason)"
-        case .outputExists(let path): "\(path) already exists (use --force to overwrite)"
+        case .outputExists(let path): "\(path) already exists and is not known to be this remote file (use --force to replace it)"
+        case .alreadyComplete(let path): "\(path) is already complete (the remote file has the same size and Last-Modified)"
         case .busy(let path): "another vfetch is downloading to \(path)"
         case .noDownload(let path): "no unfinished download at \(path)"
         case .badManifest(let reason): "unreadable manifest: \(reason)"

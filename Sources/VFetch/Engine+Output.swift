@@ -15,7 +15,9 @@ extension Engine {
         // A device, FIFO, directory or link is never replaced, nor a link beside it written through.
         // (`OutputFile` refuses the same at `NAME.part`.)
         for path in [outputPath, manifestPath] { try OutputFile.refuseIrregular(path) }
-        if OutputFile.exists(outputPath), !options.overwrite { throw .outputExists(outputPath) }
+        if OutputFile.exists(outputPath), !options.overwrite {
+            throw OutputFile.isFinishedCopy(at: outputPath, of: remote) ? .alreadyComplete(outputPath) : .outputExists(outputPath)
+        }
         let part = try OutputFile(path: outputPath + ".part")
         file = part
         var resumed = ByteRangeSet()
@@ -182,6 +184,7 @@ extension Engine {
             }
             try checkpoint(force: true)
         } else {
+            file.stamp(lastModified: remote?.lastModified)
             try file.move(to: outputPath)
             if manifest != nil { OutputFile.remove(manifestPath) }
             OutputFile.syncDirectory(of: outputPath)

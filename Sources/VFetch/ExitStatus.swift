@@ -22,6 +22,7 @@ package enum ExitStatus: Int32 {
             case .connectFailed: .connectFailed
             case .httpStatus, .retryAfterTooLong: .httpError
             case .remoteChanged: .remoteChanged
+            case .alreadyComplete: .success
             case .outputNotWritable, .outputExists: .outputNotWritable
             case .diskFull: .diskFull
             case .checksumMismatch: .checksumMismatch

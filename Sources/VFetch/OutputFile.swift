@@ -68,6 +68,23 @@ final class OutputFile {
         return PartIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
+    /// Records which remote file this is, so that a later `get` to the same path sees it is current:
+    /// its Last-Modified as the modification time, as `curl -R` and `wget` do.
+    func stamp(lastModified: String?) {
+        guard let modified = lastModified.flatMap(HTTPDate.parse) else { return }
+        _ = futimens(descriptor, [timespec(tv_sec: time(nil), tv_nsec: 0), timespec(tv_sec: modified, tv_nsec: 0)])
+    }
+
+    /// Whether the finished file at `path` is `remote`, as `stamp` recorded it: the same length and
+    /// Last-Modified (as `wget -N` judges). Never true when the remote file gives no Last-Modified.
+    static func isFinishedCopy(at path: String, of remote: RemoteFile) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let length = remote.length,
+            Int64(info.st_size) == length, let modified = remote.lastModified.flatMap(HTTPDate.parse)
+        else { return false }
+        return info.st_mtim.tv_sec == modified
+    }
+
     /// The `BlockTag` of the bytes in `range` as the file holds them now (fewer past its end).
     func tag(of range: Range<Int64>) throws(DownloadError) -> UInt32 {
         let count = Int(range.count)

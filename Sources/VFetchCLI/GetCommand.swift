@@ -171,6 +171,9 @@ struct GetCommand: AsyncParsableCommand {
         do {
             _ = try await download.run()
             await printing.value
+        } catch .alreadyComplete(let path) {
+            await printing.value
+            writeStandardError("vfetch: \(DownloadError.alreadyComplete(path))\n")
         } catch {
             await printing.value
             reporter.failed(error)

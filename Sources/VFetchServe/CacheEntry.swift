@@ -98,7 +98,9 @@ final class CacheEntry: Sendable {
             state.publicOnly = publicOnly
             // A complete entry is checked again after a while, but not under readers of it.
             let fresh = state.validated.map { ContinuousClock.now - $0 < Self.revalidateAfter } ?? false
-            if let remote = state.remote, state.download != nil || (state.complete && (fresh || !state.readers.isEmpty)) {
+            // A full cache serves what it has (and 507 for the rest) rather than start a download.
+            let full = state.allowance == .nothing
+            if let remote = state.remote, state.download != nil || full || (state.complete && (fresh || !state.readers.isEmpty)) {
                 return (remote, state.version)
             }
             state.opening.append(promise)
@@ -331,7 +333,9 @@ final class CacheEntry: Sendable {
             }
         case .failure(let error):
             for waiter in waiters { waiter.promise.fail(error) }
-            if let (remote, version) = state.withLock({ state in state.complete ? state.remote.map { ($0, state.version) } : nil }) {
+            // Stopped because the cache is full: what it has is still served, the rest refused.
+            let servable = { (state: State) in state.complete || (state.allowance == .nothing && error == .interrupted) }
+            if let (remote, version) = state.withLock({ state in servable(state) ? state.remote.map { ($0, state.version) } : nil }) {
                 for promise in opening { promise.succeed((remote, version)) }
             } else {
                 for promise in opening { promise.fail(error) }

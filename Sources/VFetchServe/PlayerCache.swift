@@ -89,18 +89,17 @@ package final class PlayerCache: Sendable {
     }
 
     /// Keeps the cache within `maxBytes`, entries being downloaded included. Least recently used
-    /// entries nobody reads or writes are evicted first; when the rest come within two margins of
-    /// the limit, downloads fetch only what their readers ask for; within one margin, nothing more
-    /// (a player asking for a missing byte gets 507) until room is made. The margin covers what
-    /// arrives between two checks, so the files never pass the limit.
+    /// entries nobody reads or writes are evicted first; when what the downloads still fetch would
+    /// not fit, they fetch only what their readers ask for; within half a margin of the limit,
+    /// nothing more (a player asking for a missing byte gets 507) until room is made. Checks run
+    /// every half margin of growth, so the files never pass the limit.
     package func trim() {
         trimming.withLock { _ in
             let sizes = directory.diskUsage()
             // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
-            let (evicted, live) = entries.withLock { entries in
+            let (evicted, live, needed) = entries.withLock { entries in
                 let inUse = Set(entries.filter { $0.value.isInUse }.keys)
-                // Room for the running downloads to go on fetching as --prefetch says, as far as they
-                // still need it: evicting comes before fetching less.
+                // What the running downloads still fetch: evicting makes room for it before they fetch less.
                 let needed = entries.values.map(\.status).filter(\.downloading).reduce(Int64(0)) { needed, status in
                     needed + (status.length.map { $0 - status.bytesPresent } ?? 2 * margin)
                 }
@@ -110,13 +109,15 @@ package final class PlayerCache: Sendable {
                     entries[id] = nil
                     directory.remove(id, sync: false)
                 }
-                return (chosen, Array(entries.values))
+                return (chosen, Array(entries.values), needed)
             }
             if !evicted.isEmpty { directory.sync() }
             let total = sizes.filter { !evicted.contains($0.key) }.values.reduce(0, +)
+            // Nothing more once even what may arrive before the next check would pass the limit;
+            // readers only once what the downloads still fetch would not fit.
             let allowance: CacheEntry.Allowance =
-                total + margin >= settings.maxBytes
-                ? .nothing : total + 2 * margin >= settings.maxBytes ? .readersOnly : .prefetch
+                total + margin / 2 >= settings.maxBytes
+                ? .nothing : total + needed > settings.maxBytes ? .readersOnly : .prefetch
             for entry in live { entry.allow(allowance) }
             grownSinceTrim.withLock { $0 = 0 }
             if allowance == .nothing, !full {

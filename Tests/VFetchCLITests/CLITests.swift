@@ -74,6 +74,32 @@ import Glibc
         }
     }
 
+    @Test func aCompleteOutputIsNotFetchedAgainAndAChangedRemoteNeedsForce() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(16 << 20, seed: 28)
+            origin.publish("/clip.mp4", bytes)
+            let output = directory + "/clip.mp4"
+            #expect(try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-q"]).status == 0)
+            // The same file again: nothing to do.
+            let served = origin.bytesServed("/clip.mp4")
+            let again = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
+            #expect(again.status == 0, "\(again.standardError)")
+            #expect(again.standardError.contains("is already complete"), "\(again.standardError)")
+            // Only the first requests' bytes, until the answer to the first one said what the file is.
+            #expect(origin.bytesServed("/clip.mp4") - served < bytes.count / 2, "not downloaded again")
+            #expect(try sha256(file: output) == sha256(bytes))
+            // The remote file changed: refused, naming --force; the old copy stays.
+            let changed = randomBytes(16 << 20, seed: 29)
+            origin.replace("/clip.mp4", with: changed)
+            let refused = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
+            #expect(refused.status == 7 && refused.standardError.contains("--force"), "\(refused.standardError)")
+            #expect(try sha256(file: output) == sha256(bytes))
+            let forced = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--force", "-q"])
+            #expect(forced.status == 0)
+            #expect(try sha256(file: output) == sha256(changed))
+        }
+    }
+
     @Test func aSecondRunOnTheSameOutputIsRefusedAtOnce() async throws {
         try await withOrigin { origin, directory in
             // Slow enough that the first run is still going however long the second takes to start under load.
