@@ -261,7 +261,9 @@ final class PlayerConnection: ChannelInboundHandler {
             headers.add(name: "Content-Type", value: type)
         case .opaque:
             headers.add(name: "Content-Type", value: "application/octet-stream")
-            headers.add(name: "Content-Disposition", value: "attachment")
+            // Saved, never shown; under the origin's name, not "stream".
+            let name = FileName.choose(url: remote.url, suggested: nil)
+            headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(fileName: name))
         case .page(let type):
             return fail(.badGateway, "the origin answered a web page (\(type)), not media; an error or login page?", head, context)
         }
