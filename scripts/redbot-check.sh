@@ -2,8 +2,9 @@
 # HTTP as caches and players expect: REDbot (PyPI `redbot`, lint for HTTP) checks the same files
 # on Debian's nginx in its default configuration (Benchmarks/nginx.conf.in, /fast/) and through
 # `vfetch serve` with that nginx as the origin, on the host loopback. Each request (GET, HEAD, a
-# range, an unsatisfiable range, a file that is not media, the player page) is checked on both,
-# with REDbot's own follow-up requests (If-None-Match, If-Modified-Since, a range, gzip).
+# range, an unsatisfiable range, If-Range, a failed If-Match, a file that is not media, the player
+# page) is checked on both, with REDbot's own follow-up requests (If-None-Match, If-Modified-Since,
+# a range, gzip).
 # Fails (exit 1, naming them) when serve draws a note nginx does not, but for the ALLOWED notes
 # below, which are about what serve rightly does differently. Exit 2: the check could not run.
 #
@@ -75,6 +76,9 @@ timeout 10 curl -sf -o "$WWW/index.html" "$SERVE/" || die "serve's player page d
 chmod 0644 "$WWW"/*
 stream() { echo "$SERVE/stream?url=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$NGINX/$1")"; }
 
+ETAG=$(timeout 10 curl -sfI "$NGINX/clip.mp4" | sed -n 's/^etag: *//Ip' | tr -d '\r')
+[[ -n $ETAG ]] || die "nginx sent no ETag for clip.mp4"
+
 # name|path|method|request headers (|-separated); the first GET through serve is a cold cache.
 SCENARIOS=(
     "GET media|clip.mp4|GET"
@@ -82,6 +86,9 @@ SCENARIOS=(
     "GET media, a range|clip.mp4|GET|Range: bytes=100-1099"
     "HEAD media, a range|clip.mp4|HEAD|Range: bytes=100-1099"
     "GET media, an unsatisfiable range|clip.mp4|GET|Range: bytes=99999999-"
+    "GET a range, If-Range current|clip.mp4|GET|Range: bytes=100-1099|If-Range: $ETAG"
+    "GET a range, If-Range stale|clip.mp4|GET|Range: bytes=100-1099|If-Range: \"stale\""
+    "GET a failed If-Match|clip.mp4|GET|If-Match: \"stale\""
     "GET not media|notes.bin|GET"
     "GET the player page|/|GET"
 )
