@@ -8,7 +8,7 @@ BASH_COMPLETION := $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vfetch
 ZSH_COMPLETION := $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vfetch
 FISH_COMPLETION := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vfetch.fish
 
-.PHONY: build test test-browser demo bench bench-quick bench-micro clean install uninstall
+.PHONY: build test test-browser redbot demo bench bench-quick bench-micro clean install uninstall
 
 build:
 	scripts/install-deps.sh build
@@ -25,6 +25,13 @@ test-browser:
 	$(SWIFT) build --product vfetch
 	$(SWIFT) build --product vfetch-origin
 	python3 Tests/Browser/playback.py --bin "$$($(SWIFT) build --show-bin-path)"
+
+# REDbot (lint for HTTP) on serve and on nginx in its default configuration: serve must draw no note
+# nginx does not, but for the allowed ones the script names (scripts/redbot-check.sh).
+redbot:
+	scripts/install-deps.sh redbot
+	$(SWIFT) build --product vfetch
+	VFETCH="$$($(SWIFT) build --show-bin-path)/vfetch" scripts/redbot-check.sh
 
 demo:
 	scripts/install-deps.sh demo

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages vfetch needs that are missing. Usage: install-deps.sh [build|test|demo|bench|browser]
+# Installs the Debian packages vfetch needs that are missing. Usage: install-deps.sh [build|test|demo|bench|browser|redbot]
 set -euo pipefail
 
 packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev)  # build: libcurl and FFmpeg headers and libraries
@@ -8,12 +8,13 @@ case "${1:-build}" in
   demo)  packages+=(ffmpeg) ;;                        # demo: makes a sample video
   bench) packages+=(ffmpeg nginx-light aria2 axel wget curl time iproute2) ;;  # + matplotlib, below
   browser) packages+=(ffmpeg chromium) ;;           # make test-browser: fixture video, Debian's headless Chromium; + playwright, below
+  redbot) packages+=(nginx-light ffmpeg curl) ;;    # make redbot: nginx to compare serve with, a sample video; + redbot, below
   build) ;;
-  *) echo "usage: $0 [build|test|demo|bench|browser]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|demo|bench|browser|redbot]" >&2; exit 2 ;;
 esac
 
 # demo and bench run python3 too; any python3 on PATH will do
-case "${1:-build}" in demo|bench|browser) command -v python3 >/dev/null || packages+=(python3) ;; esac
+case "${1:-build}" in demo|bench|browser|redbot) command -v python3 >/dev/null || packages+=(python3) ;; esac
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -45,4 +46,10 @@ fi
 if [ "${1:-build}" = browser ] && ! python3 -c 'import playwright.sync_api' 2>/dev/null; then
   echo "installing: playwright (pip)"
   python3 -m pip install -q playwright || python3 -m pip install -q --break-system-packages playwright
+fi
+
+# redbot: REDbot (lint for HTTP) from PyPI, for scripts/redbot-check.sh. Debian has no python3-redbot.
+if [ "${1:-build}" = redbot ] && ! python3 -c 'import redbot' 2>/dev/null; then
+  echo "installing: redbot (pip)"
+  python3 -m pip install -q redbot || python3 -m pip install -q --break-system-packages redbot
 fi

@@ -30,6 +30,30 @@ package struct ContentDisposition: Sendable, Equatable {
         parameters["filename*"].flatMap(Self.decodedExtendedValue) ?? parameters["filename"]
     }
 
+    /// `attachment` with a file name (RFC 6266 4.3): `filename` in plain ASCII for every client (other
+    /// characters, `"` and `\` as `_`), and the exact name in `filename*` (UTF-8, RFC 8187) when that differs.
+    package static func attachment(fileName: String) -> String {
+        let ascii = String(
+            String.UnicodeScalarView(
+                fileName.unicodeScalars.map { (0x20..<0x7F).contains($0.value) && $0 != "\"" && $0 != "\\" ? $0 : "_" }))
+        guard ascii != fileName else { return "attachment; filename=\"\(ascii)\"" }
+        var encoded = ""
+        for byte in fileName.utf8 {
+            if Self.attributeCharacters.contains(byte) {
+                encoded.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                encoded += "%" + String(Self.hexDigits[Int(byte >> 4)]) + String(Self.hexDigits[Int(byte & 0xF)])
+            }
+        }
+        return "attachment; filename=\"\(ascii)\"; filename*=UTF-8''" + encoded
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF")
+
+    /// RFC 8187 `attr-char`: what `filename*` carries as itself, not percent-encoded.
+    private static let attributeCharacters = Set(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~".utf8)
+
     /// The `;`-separated items of a header value; a `;` inside a quoted string does not separate.
     static func items(of value: String) -> [Substring] {
         var items: [Substring] = []

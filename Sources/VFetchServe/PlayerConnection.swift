@@ -163,14 +163,20 @@ final class PlayerConnection: ChannelInboundHandler {
             }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Security-Policy", value: PlayerPage.contentSecurityPolicy)
+            // Revalidated on every use (a new vfetch may bring a new page), cheaply: a 304 when unchanged.
             headers.add(name: "Cache-Control", value: "no-cache")
-            let (type, text) =
+            let (type, text, etag) =
                 switch components.path {
-                case "/player.js": ("text/javascript; charset=utf-8", PlayerPage.script)
-                case "/player.css": ("text/css; charset=utf-8", PlayerPage.css)
-                default: ("text/html; charset=utf-8", PlayerPage.html)
+                case "/player.js": ("text/javascript; charset=utf-8", PlayerPage.script, PlayerPage.scriptETag)
+                case "/player.css": ("text/css; charset=utf-8", PlayerPage.css, PlayerPage.cssETag)
+                default: ("text/html; charset=utf-8", PlayerPage.html, PlayerPage.htmlETag)
                 }
-            respond(.ok, type: type, body: Array(text.utf8), head, context, headers: headers)
+            headers.add(name: "ETag", value: etag)
+            switch preconditions(head, etag: etag, lastModified: nil) {
+            case .proceed: respond(.ok, type: type, body: Array(text.utf8), head, context, headers: headers)
+            case .notModified: send(.notModified, headers: headers, body: nil, head, context)
+            case .preconditionFailed: fail(.preconditionFailed, "a precondition (If-Match) failed", head, context)
+            }
         case "/stream":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
             let query = components.queryItems ?? []
@@ -255,18 +261,15 @@ final class PlayerConnection: ChannelInboundHandler {
             headers.add(name: "Content-Type", value: type)
         case .opaque:
             headers.add(name: "Content-Type", value: "application/octet-stream")
-            headers.add(name: "Content-Disposition", value: "attachment")
+            // Saved, never shown; under the origin's name, not "stream".
+            let name = FileName.choose(url: remote.url, suggested: nil)
+            headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(fileName: name))
         case .page(let type):
             return fail(.badGateway, "the origin answered a web page (\(type)), not media; an error or login page?", head, context)
         }
         if let etag = remote.etag { headers.add(name: "ETag", value: etag) }
         if let modified = remote.lastModified { headers.add(name: "Last-Modified", value: modified) }
-        let condition = ConditionalRequest(
-            isGetOrHead: true, ifMatch: head.headers.first(name: "If-Match"),
-            ifUnmodifiedSince: head.headers.first(name: "If-Unmodified-Since"),
-            ifNoneMatch: head.headers.first(name: "If-None-Match"),
-            ifModifiedSince: head.headers.first(name: "If-Modified-Since"), etag: remote.etag, lastModified: remote.lastModified)
-        switch condition {
+        switch preconditions(head, etag: remote.etag, lastModified: remote.lastModified) {
         case .proceed: break
         case .notModified:
             headers.remove(name: "Content-Type")
@@ -291,8 +294,10 @@ final class PlayerConnection: ChannelInboundHandler {
             (range, status) = (part, .partialContent)
             headers.add(name: "Content-Range", value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(length)")
         case .unsatisfiable:
-            headers.add(name: "Content-Range", value: "bytes */\(length)")
-            return fail(.rangeNotSatisfiable, "range not satisfiable (length \(length))", head, context, headers: headers)
+            // An error message, not the file: none of the file's headers but its length (as nginx).
+            var unsatisfiable = HTTPHeaders()
+            unsatisfiable.add(name: "Content-Range", value: "bytes */\(length)")
+            return fail(.rangeNotSatisfiable, "range not satisfiable (length \(length))", head, context, headers: unsatisfiable)
         }
         headers.add(name: "Content-Length", value: String(range.count))
         guard head.method == .GET, !range.isEmpty else {
@@ -310,6 +315,15 @@ final class PlayerConnection: ChannelInboundHandler {
             entry: entry, version: version, reader: entry.join(at: range.lowerBound), file: file, offset: range.lowerBound,
             end: range.upperBound, keepAlive: head.isKeepAlive)
         pump(context: context)
+    }
+
+    /// What the request's preconditions make of it (GET and HEAD are the only methods that get here).
+    private func preconditions(_ head: HTTPRequestHead, etag: String?, lastModified: String?) -> ConditionalRequest {
+        ConditionalRequest(
+            isGetOrHead: true, ifMatch: head.headers.first(name: "If-Match"),
+            ifUnmodifiedSince: head.headers.first(name: "If-Unmodified-Since"),
+            ifNoneMatch: head.headers.first(name: "If-None-Match"),
+            ifModifiedSince: head.headers.first(name: "If-Modified-Since"), etag: etag, lastModified: lastModified)
     }
 
     // MARK: - The download API

@@ -1,3 +1,5 @@
+import VFetchCore
+
 /// The small player page serve answers at `/`: a `<video>` and a URL box, nothing from elsewhere,
 /// so a user can watch through the cache in a browser without anything else.
 enum PlayerPage {
@@ -5,6 +7,17 @@ enum PlayerPage {
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'self'; media-src 'self'; style-src 'self'; form-action 'self'; "
         + "base-uri 'none'; frame-ancestors 'none'"
+
+    /// Each file's `ETag`: a digest of its text, the same from one run of this vfetch to the next.
+    static let htmlETag = etag(html)
+    static let cssETag = etag(css)
+    static let scriptETag = etag(script)
+
+    private static func etag(_ text: String) -> String {
+        var digest = SHA256()
+        digest.update(Array(text.utf8))
+        return "\"" + digest.finalize().prefix(16) + "\""
+    }
 
     static let html = """
         <!doctype html>

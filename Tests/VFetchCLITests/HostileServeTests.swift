@@ -37,7 +37,7 @@ import Glibc
             let opaque = try await curl([server.stream(origin.url("/notes"))], body: body)
             #expect(opaque.hasSuffix("200"))
             #expect(opaque.contains("Content-Type: application/octet-stream"))
-            #expect(opaque.contains("Content-Disposition: attachment"))
+            #expect(opaque.contains("Content-Disposition: attachment; filename=\"notes\"\r\n"), "\(opaque)")
             #expect(opaque.contains("Content-Security-Policy: sandbox; default-src 'none'"))
             // Media keeps its type, with the same protections.
             origin.publish("/clip.mp4", randomBytes(4096, seed: 1))

@@ -191,6 +191,17 @@ import Glibc
             #expect(try await curl(["-H", "If-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT", url]).hasSuffix("200"))
             #expect(try await curl(["-H", "If-Match: \"another\"", url]).hasSuffix("412"))
             #expect(try await curl(["-H", "If-Match: \(etag)", "-r", "0-9", url]).hasSuffix("206"))
+            // A 416 is an error message, not the file: it carries none of the file's validators (as nginx).
+            let unsatisfiable = try await curl(["-r", "\(bytes.count)-", url])
+            #expect(unsatisfiable.hasSuffix("416") && header("Content-Range", in: unsatisfiable) == "bytes */\(bytes.count)")
+            #expect(header("ETag", in: unsatisfiable) == nil && header("Last-Modified", in: unsatisfiable) == nil)
+
+            // The player page is revalidated on every use (no-cache), answered 304 while unchanged.
+            let page = try await curl([server.base + "/"])
+            let pageTag = try #require(header("ETag", in: page), "\(page)")
+            #expect(header("Cache-Control", in: page) == "no-cache")
+            #expect(try await curl(["-H", "If-None-Match: \(pageTag)", server.base + "/"]).hasSuffix("304"))
+            #expect(try await curl(["-H", "If-None-Match: \"old\"", server.base + "/"]).hasSuffix("200"))
         }
     }
 

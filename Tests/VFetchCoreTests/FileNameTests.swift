@@ -17,6 +17,14 @@ import Foundation
         #expect(FileName.choose(url: "http://h/get?id=1", suggested: plain) == "movie.mp4")
     }
 
+    @Test(arguments: ["movie.bin", "Movie; Part 1.bin", #"a "quoted" back\slash.bin"#, "电影 100%.bin"])
+    func serveNamesAnAttachmentAsItIsReadBack(name: String) {
+        let header = ContentDisposition.attachment(fileName: name)
+        #expect(ContentDisposition(header).type == "attachment")
+        #expect(FileName.fromContentDisposition(header) == name, "\(header)")
+        #expect(header.unicodeScalars.allSatisfy { (0x20..<0x7F).contains($0.value) }, "plain ASCII: \(header)")
+    }
+
     @Test func neverEscapesTheDirectory() {
         #expect(FileName.sanitized("../../etc/passwd") == "passwd")
         #expect(FileName.sanitized("..") == nil)
