@@ -22,7 +22,10 @@ package final class CacheDirectory: Sendable {
         package var lastAccess: Double
         package var contentType: String?
         package var presentRanges: [Range<Int64>]
+        /// Why the entry cannot be served (its manifest cannot be read), or nil.
+        package var failure: String? = nil
         package var isComplete: Bool { length.map { bytesCached == $0 } ?? false }
+        package var state: CacheEntryState { CacheEntryState(length: length, bytesCached: bytesCached, failure: failure) }
     }
 
     package let path: String
@@ -114,13 +117,22 @@ package final class CacheDirectory: Sendable {
             if CacheIndex.isID(id) { ids.insert(id) }
         }
         return ids.sorted().map { id in
-            let manifest = try? PartialDownload(outputPath: entryPath(id))
+            var manifest: PartialDownload?
+            var failure: String?
+            do {
+                manifest = try PartialDownload(outputPath: entryPath(id))
+            } catch DownloadError.noDownload {
+                // No manifest yet (a download that saved nothing so far): an empty entry.
+            } catch {
+                // The entry's own files are named by its ID: the directory adds nothing to the reason.
+                failure = "\(error)".replacingOccurrences(of: path + "/", with: "")
+            }
             let entry = known[id]
             return EntryInfo(
                 id: id, key: entry?.key ?? "", url: entry?.url ?? manifest?.url ?? "", length: manifest?.length,
                 bytesCached: manifest?.bytesDone ?? 0, bytesOnDisk: Self.diskUsage(entryPath(id) + ".part"),
                 lastAccess: entry?.lastAccess ?? 0, contentType: manifest?.contentType,
-                presentRanges: manifest?.presentRanges ?? [])
+                presentRanges: manifest?.presentRanges ?? [], failure: failure)
         }
     }
 

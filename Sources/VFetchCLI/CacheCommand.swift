@@ -19,17 +19,37 @@ struct CacheCommand: ParsableCommand {
 
         func run() throws {
             let directory = try open(location, exclusive: false)
-            for entry in directory.entries() {
-                if json {
+            let entries = directory.entries()
+            if json {
+                for entry in entries {
+                    let state = entry.state
+                    var error: String?
+                    if case .failed(let reason) = state { error = reason }
                     printJSONLine([
                         "id": entry.id, "url": redactedURL(entry.url), "key": redactedURL(entry.key), "length": entry.length as Any,
                         "bytes_cached": entry.bytesCached, "bytes_on_disk": entry.bytesOnDisk,
-                        "complete": entry.isComplete, "last_access": entry.lastAccess,
+                        "complete": entry.isComplete, "last_access": entry.lastAccess, "state": state.name,
+                        "error": error.map(redactingCredentials(in:)) as Any,
                     ])
-                } else {
-                    let done = entry.length.map { $0 > 0 ? Double(entry.bytesCached) * 100 / Double($0) : 100 } ?? 0
-                    print(String(format: "%@  %5.1f%%  %9@  %@", entry.id, done, Format.size(entry.bytesOnDisk), redactedURL(entry.url)))
                 }
+            } else if !entries.isEmpty {
+                for line in Self.table(entries) { print(line) }
+            }
+        }
+
+        /// ID, STATE, SIZE (on disk) and URL in aligned columns, under a header.
+        static func table(_ entries: [CacheDirectory.EntryInfo]) -> [String] {
+            let rows = [["ID", "STATE", "SIZE", "URL"]]
+                + entries.map { entry in
+                    [entry.id, redactingCredentials(in: entry.state.description), humanSize(entry.bytesOnDisk), redactedURL(entry.url)]
+                }
+            let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
+            return rows.map { cells in
+                let id = cells[0].padding(toLength: widths[0], withPad: " ", startingAt: 0)
+                let state = cells[1].padding(toLength: widths[1], withPad: " ", startingAt: 0)
+                let size = String(repeating: " ", count: widths[2] - cells[2].count) + cells[2]
+                let line = [id, state, size, cells[3]].joined(separator: "  ")
+                return String(line.reversed().drop { $0 == " " }.reversed())  // no URL: no trailing spaces
             }
         }
     }

@@ -60,6 +60,7 @@ struct InfoCommand: AsyncParsableCommand {
             "container": report.container ?? NSNull(), "duration": info?.duration ?? NSNull(),
             "bit_rate": info?.bitRate ?? NSNull(), "streams": streams, "faststart": report.faststart ?? NSNull(),
             "fragmented": info?.fragmented ?? NSNull(), "length": report.length, "downloaded": report.downloaded,
+            "complete": report.isComplete, "present": report.present.map { [$0.lowerBound, $0.upperBound] },
             "playable": report.playable.map { [$0.lowerBound, $0.upperBound] },
             "needs": report.needs.map { [$0.lowerBound, $0.upperBound] } ?? NSNull(),
             "fetched_bytes": report.fetchedBytes ?? NSNull(), "requests": report.requests ?? NSNull(),
@@ -87,13 +88,24 @@ struct InfoCommand: AsyncParsableCommand {
             }
         }
         print("size:       \(Format.size(report.length))")
-        print(String(format: "downloaded: %.1f%%", report.downloaded * 100))
+        print(String(format: "downloaded: %.1f%%", report.downloaded * 100) + (report.isComplete ? "" : " (unfinished)"))
+        if !report.isComplete {
+            print("present:    \(Self.byteRanges(report.present))")
+        }
         let playable = report.playable.map { "\(Self.clock($0.lowerBound))–\(Self.clock($0.upperBound))" }
         print("playable:   \(playable.isEmpty ? "nothing yet" : playable.joined(separator: ", "))")
         if let needs = report.needs { print("needs:      bytes \(needs.lowerBound)-\(needs.upperBound - 1) first") }
         if let fetched = report.fetchedBytes, let requests = report.requests {
             print("fetched:    \(Format.size(fetched)) in \(requests) request\(requests == 1 ? "" : "s")")
         }
+    }
+
+    /// Present byte ranges as a person reads them: `0-1048575 (1 MiB), …`, at most eight, then how many more.
+    static func byteRanges(_ ranges: [Range<Int64>]) -> String {
+        guard !ranges.isEmpty else { return "nothing" }
+        let shown = ranges.prefix(8).map { "\($0.lowerBound)-\($0.upperBound - 1) (\(humanSize($0.upperBound - $0.lowerBound)))" }
+        let more = ranges.count > shown.count ? ", and \(ranges.count - shown.count) more" : ""
+        return shown.joined(separator: ", ") + more
     }
 
     static func clock(_ seconds: Double) -> String {

@@ -132,17 +132,8 @@ func printJSONLine(_ object: [String: Any]) {
 
 /// Human-readable figures.
 enum Format {
-    static func size(_ bytes: Int64?) -> String {
-        guard let bytes else { return "unknown size" }
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
-    }
+    /// `humanSize(_:)`, or `unknown size`.
+    static func size(_ bytes: Int64?) -> String { bytes.map(humanSize) ?? "unknown size" }
 
     static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--:--" }

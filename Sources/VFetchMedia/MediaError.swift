@@ -1,3 +1,5 @@
+import VFetchCore
+
 /// Why a partial media file could not be probed.
 public enum MediaError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Nothing can be said until these bytes are present (for an MP4, the whole `moov` box).
@@ -10,7 +12,7 @@ public enum MediaError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .needsBytes(let range):
-            "needs bytes \(range.lowerBound)..<\(range.upperBound) (\(range.count) bytes) before the media can be read"
+            "needs bytes \(range.lowerBound)..<\(range.upperBound) (\(humanSize(Int64(range.count)))) before the media can be read"
         case .invalidData(let message): "not readable media: \(message)"
         case .aborted: "the read was aborted"
         }

@@ -10,6 +10,11 @@ public struct MediaReport: Sendable, Equatable {
     public var length: Int64
     /// The fraction of the file's bytes present locally.
     public var downloaded: Double
+    /// The byte ranges present locally, sorted and merged: for an unfinished download, those its
+    /// manifest records as saved, never merely the extent of its `.part` file.
+    public var present: [Range<Int64>]
+    /// Whether every byte of the file is present.
+    public var isComplete: Bool { present == (length > 0 ? [0..<length] : []) }
     /// Time ranges playable from the present bytes, in seconds.
     public var playable: [ClosedRange<Double>]
     /// Bytes that must arrive before anything can be said (an MP4 `moov` at the end, say).
@@ -39,21 +44,37 @@ public enum MediaInspector {
     /// last fragment, whose end is the end of the movie.
     public static let fragmentedTailBytes: Int64 = 512 << 10
 
-    /// A finished file, or the output path of an unfinished `vfetch get`.
+    /// A finished file, or an unfinished `vfetch get`: named by its output path, its `NAME.part` or
+    /// its `NAME.vfetch`. An unfinished download's present bytes are those its manifest records.
     public static func inspect(path: String) async throws -> MediaReport {
         let data: String
         let length: Int64
         let present: [Range<Int64>]
-        if FileManager.default.fileExists(atPath: path + ".vfetch") {
-            let partial = try PartialDownload(outputPath: path)
-            (data, length, present) = (path + ".part", partial.length, partial.presentRanges)
+        if let output = unfinishedDownload(named: path) {
+            let partial = try PartialDownload(outputPath: output)
+            (data, length, present) = (output + ".part", partial.length, partial.presentRanges)
         } else {
             guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber else {
                 throw DownloadError.noDownload(path)
             }
+            if path.hasSuffix(".part"), PartialFile.hasHoles(path) {
+                // A sparse side file without its manifest: which of its bytes arrived cannot be known.
+                throw DownloadError.badManifest(
+                    "\(path.dropLast(".part".count)).vfetch is missing, so which bytes of \(path) were saved cannot be known")
+            }
             (data, length, present) = (path, size.int64Value, [0..<size.int64Value])
         }
         return try await report(file: PartialFile(path: data, length: length, present: present))
+    }
+
+    /// The output path of the unfinished download `path` names (the output path itself, its
+    /// `NAME.part` or its `NAME.vfetch`), when that download's manifest is there.
+    static func unfinishedDownload(named path: String) -> String? {
+        var candidates = [path]
+        for suffix in [".part", ".vfetch"] where path.hasSuffix(suffix) && path.count > suffix.count {
+            candidates.append(String(path.dropLast(suffix.count)))
+        }
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + ".vfetch") }
     }
 
     /// A remote file: fetches the head, then only the index it needs (an MP4 `moov` wherever it is,
@@ -105,7 +126,8 @@ public enum MediaInspector {
         let (length, present) = (file.length, file.present)
         let have = ByteRangeSet(present).count
         var report = MediaReport(
-            info: nil, length: length, downloaded: length > 0 ? Double(have) / Double(length) : 1, playable: [])
+            info: nil, length: length, downloaded: length > 0 ? Double(have) / Double(length) : 1,
+            present: ByteRangeSet(present).ranges, playable: [])
         do {
             let (info, playable) = try await probeMedia(file: file)
             report.info = info

@@ -51,6 +51,24 @@ public final class PartialFile: MediaByteSource, Sendable {
         close(descriptor)
     }
 
+    /// Whether the regular file at `path` has a hole (a run never written, in a sparse file).
+    /// The corresponding call is `lseek` with `SEEK_HOLE`.
+    public static func hasHoles(_ path: String) -> Bool {
+        guard let descriptor = try? RegularFile.open(path, O_RDONLY, followingLinks: true) else { return false }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return false }
+        // Glibc's module hides SEEK_HOLE (it needs _GNU_SOURCE). Where holes are not supported, the
+        // whole file counts as data and the answer is the file's size: no hole.
+        #if os(Linux)
+            let seekHole: Int32 = 4
+        #else
+            let seekHole = SEEK_HOLE
+        #endif
+        let hole = lseek(descriptor, 0, seekHole)
+        return hole >= 0 && hole < status.st_size
+    }
+
     /// Reads present bytes at `offset` with `pread`, never past the present run that holds it.
     /// Answers `.aborted` when the disk fails or holds fewer bytes than `present` claims.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> MediaRead {

@@ -179,6 +179,7 @@ package final class PlayerCache: Sendable {
                 "bytes_on_disk": info.bytesOnDisk, "readers": now?.readers ?? 0,
                 "downloading": now?.downloading ?? false, "complete": length.map { cached == $0 } ?? false,
                 "last_access": info.lastAccess,
+                "state": CacheEntryState(length: length, bytesCached: cached, failure: info.failure).name,
             ]
             if let length {
                 item["length"] = length

@@ -200,7 +200,7 @@ import Glibc
             #expect(largest <= limit, "the cache took \(largest) bytes, more than its 16 MiB")
             #expect(refused.hasSuffix("507"), "\(refused)")
             let message = String(decoding: try Data(contentsOf: URL(fileURLWithPath: directory + "/body")), as: UTF8.self)
-            #expect(message.contains("the cache is full (--max-cache-size 16.0 MiB)"), "\(message)")
+            #expect(message.contains("the cache is full (--max-cache-size 16 MiB)"), "\(message)")
             // What was served is the file's, never anything else.
             let served = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/slow")))
             #expect(!served.isEmpty && served == Array(bytes.prefix(served.count)))

@@ -32,6 +32,21 @@ import Glibc
         return process.terminationStatus == 0 ? path : nil
     }()
 
+    /// The same 12 s clip with `moov` first (`-movflags +faststart`), made once per run.
+    static let faststart: String? = {
+        let path = NSTemporaryDirectory() + "vfetch-info-faststart-\(getpid()).mp4"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+            "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "12",
+            "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac", "-movflags", "+faststart", path,
+        ]
+        guard (try? process.run()) != nil else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? path : nil
+    }()
+
     /// A 60 s 320x240 H.264/AAC fragmented MP4 (`frag_keyframe+empty_moov`: 1 s fragments, then
     /// `mfra`), made once per run: its moov says nothing of the duration.
     static let fragmented: String? = {
@@ -236,6 +251,88 @@ import Glibc
             #expect(playable.first?[0] ?? 99 < 0.1, "playable: \(playable)")
             #expect((playable.first?[1] ?? 99) < 11, "playable: \(playable)")
             #expect(report["needs"] is NSNull)
+        }
+    }
+
+    /// The video frames ffmpeg decodes from `path` between `start` and `end` seconds, as framemd5 lines.
+    func decodedFrames(_ path: String, from start: Double, to end: Double) async throws -> [Substring] {
+        let run = try await run(
+            "/usr/bin/env",
+            [
+                "ffmpeg", "-hide_banner", "-loglevel", "quiet", "-nostdin", "-ss", String(start), "-i", path, "-t",
+                String(end - start), "-map", "0:v", "-f", "framemd5", "-",
+            ])
+        return run.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("#") }
+    }
+
+    @Test func anUnfinishedPartIsNeverCompleteAndPlaysWhatFFmpegDecodesFromItsBytes() async throws {
+        let path = try #require(Self.faststart, "ffmpeg could not make the fixture")
+        try await withOrigin { origin, directory in
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            origin.publish("/clip.mp4", bytes, behavior: throttled(96 << 10))
+            let output = directory + "/clip.mp4"
+            // Four connections fill four runs of the file side by side: a sparse part with holes.
+            let partial = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "4"]) {
+                let status = runBlocking(vfetchBinary, ["status", output, "--json"])
+                let object = try? JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+                let ranges = object?["done_ranges"] as? [[Int]] ?? []
+                return ranges.count >= 2 && ranges.reduce(0) { $0 + $1[1] - $1[0] } >= bytes.count / 4
+            }
+            #expect(partial.status == 130, "stderr: \(partial.standardError)")
+            let status = try json(try await vfetch(["status", output, "--json"]).standardOutput)
+            let saved = try #require(status["done_ranges"] as? [[Int]])
+            #expect(saved.count >= 2 && saved.last?[1] ?? 0 < bytes.count, "\(saved)")
+
+            // Named by its output path or by its part: the manifest decides what is there.
+            var playable: [[Double]] = []
+            for target in [output, output + ".part"] {
+                let run = try await vfetch(["info", target, "--json"])
+                #expect(run.status == 0, "\(target): \(run.standardError)")
+                let report = try json(run.standardOutput)
+                #expect(report["complete"] as? Bool == false, "\(target): \(run.standardOutput)")
+                #expect(report["present"] as? [[Int]] == saved, "\(target): \(run.standardOutput)")
+                #expect((report["downloaded"] as? Double ?? 1) < 1, "\(target): \(run.standardOutput)")
+                playable = try #require(report["playable"] as? [[Double]])
+                #expect(!playable.isEmpty, "\(target): \(run.standardOutput)")
+            }
+            let text = try await vfetch(["info", output + ".part"])
+            #expect(text.standardOutput.contains("(unfinished)") && text.standardOutput.contains("present:    0-"), "\(text.standardOutput)")
+
+            // What ffmpeg decodes from the bytes present alone (the rest zeros) is, over each range
+            // called playable, exactly what it decodes from the whole file.
+            var copy = [UInt8](repeating: 0, count: bytes.count)
+            let part = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output + ".part")))
+            for range in saved { copy.replaceSubrange(range[0]..<range[1], with: part[range[0]..<range[1]]) }
+            let copyPath = directory + "/present-only.mp4"
+            try Data(copy).write(to: URL(fileURLWithPath: copyPath))
+            for range in playable {
+                #expect(range[0] >= 0 && range[1] <= 12.1 && range[0] < range[1], "\(playable)")
+                // (Just past the range's keyframe, so a seek lands on it and not on the one before.)
+                let (start, end) = (range[0] + 0.01, range[1])
+                let fromPresent = try await decodedFrames(copyPath, from: start, to: end)
+                let fromWhole = try await decodedFrames(path, from: start, to: end)
+                #expect(!fromWhole.isEmpty)
+                #expect(fromPresent == fromWhole, "playable \(range) decodes differently from the present bytes")
+            }
+            // And the holes matter: the present bytes alone do not decode as the whole file does.
+            #expect(try await decodedFrames(copyPath, from: 0, to: 12) != decodedFrames(path, from: 0, to: 12))
+        }
+    }
+
+    @Test func aSparsePartWithoutItsManifestIsRefused() async throws {
+        let path = try #require(Self.faststart, "ffmpeg could not make the fixture")
+        try await withOrigin { _, directory in
+            // The head of a file and a hole to its length, as an unfinished get leaves it, but no manifest.
+            let part = directory + "/clip.mp4.part"
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            try bytes.prefix(256 << 10).write(to: URL(fileURLWithPath: part))
+            let handle = try #require(FileHandle(forWritingAtPath: part))
+            try handle.truncate(atOffset: UInt64(bytes.count))
+            try handle.close()
+            let run = try await vfetch(["info", part, "--json"])
+            #expect(run.status == 1, "\(run.standardOutput) \(run.standardError)")
+            #expect(run.standardError.contains("clip.mp4.vfetch is missing"), "\(run.standardError)")
+            #expect(run.standardOutput.isEmpty)
         }
     }
 

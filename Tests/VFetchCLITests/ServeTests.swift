@@ -330,6 +330,79 @@ import Glibc
         }
     }
 
+    @Test func cacheListSaysEachEntrysStateWithHumanSizes() async throws {
+        let whole = randomBytes(2 * Self.mib, seed: 30)
+        let large = randomBytes(40 * Self.mib, seed: 31)
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            let server = try await ServerProcess.start(cacheDirectory: cache, ["--prefetch", "none"])
+            origin.publish("/whole.bin", whole)
+            origin.publish("/large.bin", large, behavior: throttled(4 << 20))
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/whole.bin"))]).status == 0)
+            #expect(try await server.waitForEntry(origin.url("/whole.bin")) { $0["complete"] as? Bool == true })
+            // The first MiB of a larger file, then the server stops: a partial entry.
+            let ranged = try await run(
+                "/usr/bin/curl", ["-sf", "-r", "0-\(Self.mib - 1)", "-o", "/dev/null", server.stream(origin.url("/large.bin"))])
+            #expect(ranged.status == 0)
+            #expect(try await server.waitForEntry(origin.url("/large.bin")) { ($0["bytes_cached"] as? Int ?? 0) >= Self.mib })
+            #expect(await server.stop() == 0)
+            // Files a crash or damage can leave: a part with no manifest yet, a manifest that cannot be read.
+            let empty = String(repeating: "a", count: 32)
+            let damaged = String(repeating: "b", count: 32)
+            FileManager.default.createFile(atPath: "\(cache)/\(empty).part", contents: Data())
+            FileManager.default.createFile(atPath: "\(cache)/\(damaged).part", contents: Data(count: 4096))
+            FileManager.default.createFile(atPath: "\(cache)/\(damaged).vfetch", contents: Data("garbage\n".utf8))
+
+            let listed = try await vfetch(["cache", "ls", "--json", "--cache-dir", cache])
+            #expect(listed.status == 0, "\(listed.standardError)")
+            var entries: [String: [String: Any]] = [:]
+            for line in listed.standardOutput.split(separator: "\n") {
+                let entry = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                entries[entry["id"] as? String ?? ""] = entry
+            }
+            let complete = try #require(entries.values.first { $0["url"] as? String == origin.url("/whole.bin") })
+            let partial = try #require(entries.values.first { $0["url"] as? String == origin.url("/large.bin") })
+            #expect(complete["state"] as? String == "complete")
+            #expect(partial["state"] as? String == "partial")
+            #expect(entries[empty]?["state"] as? String == "empty")
+            #expect(entries[damaged]?["state"] as? String == "failed")
+            #expect((entries[damaged]?["error"] as? String)?.contains("manifest") == true, "\(entries[damaged] ?? [:])")
+            // --json keeps raw numbers.
+            let cached = try #require(partial["bytes_cached"] as? Int)
+            #expect(partial["length"] as? Int == large.count && cached >= Self.mib && cached < large.count)
+
+            let text = try await vfetch(["cache", "ls", "--cache-dir", cache])
+            #expect(text.status == 0, "\(text.standardError)")
+            let lines = text.standardOutput.split(separator: "\n").map(String.init)
+            #expect(lines.count == 5, "\(text.standardOutput)")
+            let header = try #require(lines.first)
+            #expect(header.hasPrefix("ID ") && header.contains("STATE") && header.contains("SIZE") && header.hasSuffix("URL"))
+            // Columns line up: each starts where the header's does.
+            let stateColumn = try #require(header.range(of: "STATE")).lowerBound.utf16Offset(in: header)
+            let urlColumn = try #require(header.range(of: "URL")).lowerBound.utf16Offset(in: header)
+            func cells(_ id: String) throws -> (state: String, size: String, url: String) {
+                let line = try #require(lines.first { $0.hasPrefix(id) }, "\(id) in \(text.standardOutput)")
+                // (A row with no URL ends after its size.)
+                let characters = Array(line.padding(toLength: max(line.count, urlColumn), withPad: " ", startingAt: 0))
+                let state = String(characters[stateColumn..<urlColumn]).trimmingCharacters(in: .whitespaces)
+                let url = String(characters[urlColumn...])
+                // STATE and SIZE are separated by two spaces at least; the state itself may have one.
+                let parts = state.components(separatedBy: "  ").filter { !$0.isEmpty }
+                return (parts.first ?? "", (parts.last ?? "").trimmingCharacters(in: .whitespaces), url)
+            }
+            let percent = String(format: "%.1f", (Double(cached) * 1000 / Double(large.count)).rounded(.down) / 10)
+            let completeRow = try cells(complete["id"] as? String ?? "?")
+            #expect(completeRow.state == "complete" && completeRow.url == origin.url("/whole.bin"), "\(completeRow)")
+            #expect(completeRow.size == "2 MiB", "\(completeRow)")
+            let partialRow = try cells(partial["id"] as? String ?? "?")
+            #expect(partialRow.state == "partial \(percent)%", "\(partialRow)")
+            #expect(partialRow.size.hasSuffix(" MiB") && partialRow.url == origin.url("/large.bin"), "\(partialRow)")
+            #expect(try cells(empty).state == "empty" && cells(empty).size == "0 B")
+            #expect(try cells(damaged).state == "failed: unreadable manifest: \(damaged).vfetch: truncated manifest", "\(text.standardOutput)")
+            #expect(try cells(damaged).size == "4 KiB")
+        }
+    }
+
     @Test func playStartsAServerAndThePlayer() async throws {
         let bytes = try fixture()
         try await withOrigin { origin, directory in
