@@ -30,7 +30,10 @@ final class ServerProcess: Sendable {
         }
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        // Kept beside the cache directory, and shown when the server does not stop cleanly.
+        let log = cacheDirectory + ".stderr"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log)
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let line = await firstLine(of: output)
@@ -49,10 +52,16 @@ final class ServerProcess: Sendable {
         return base + "/stream?" + components.percentEncodedQuery!
     }
 
-    /// SIGINT (a clean stop), then its exit status.
+    /// SIGINT (a clean stop), then its exit status; what the server wrote on stderr is printed when
+    /// it is not 0, so a failing test says why.
     func stop() async -> Int32 {
         kill(process.processIdentifier, SIGINT)
-        return await exitStatus()
+        let status = await exitStatus()
+        if status != 0 || process.terminationReason == .uncaughtSignal {
+            let log = (try? String(contentsOfFile: cacheDirectory + ".stderr", encoding: .utf8)) ?? ""
+            print("vfetch serve exited with \(status) (\(process.terminationReason == .uncaughtSignal ? "signal" : "status")); its stderr:\n\(log.suffix(4000))")
+        }
+        return status
     }
 
     /// kill -9: no chance to save anything.
