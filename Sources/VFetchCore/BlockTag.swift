@@ -34,6 +34,17 @@ package enum BlockTag {
 
     package static func of(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { of($0) } }
 
+    /// The bytes of a block that its tag covers: its first and last 4 KiB (the whole block when it is
+    /// no longer than 8 KiB), tagged as one run. Reading all of every block back at each checkpoint
+    /// cost a quarter of a second of CPU per GiB; these samples still tell a block that was zeroed,
+    /// punched out or put back from an older copy (which holds zeros where it had nothing yet).
+    package static func sampled(_ block: Range<Int64>) -> [Range<Int64>] {
+        guard block.count > 2 * sample else { return [block] }
+        return [block.lowerBound..<block.lowerBound + sample, block.upperBound - sample..<block.upperBound]
+    }
+
+    static let sample: Int64 = 4 << 10
+
     /// MurmurHash3's 64-bit finalizer: every input bit affects every output bit.
     private static func mix(_ value: UInt64) -> UInt64 {
         var x = value

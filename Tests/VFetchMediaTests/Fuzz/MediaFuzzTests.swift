@@ -155,8 +155,8 @@ extension FuzzTarget {
                 stat(path + ".part", &info)
                 var tags: [Int: UInt32] = [:]
                 for block in 0..<count where blocks.isComplete(block: block) {
-                    let range = blocks.range(of: block)
-                    tags[block] = BlockTag.of(Array(input.bytes[Int(range.lowerBound)..<Int(range.upperBound)]))
+                    let sample = BlockTag.sampled(blocks.range(of: block)).flatMap { input.bytes[Int($0.lowerBound)..<Int($0.upperBound)] }
+                    tags[block] = BlockTag.of(sample)
                 }
                 let manifest = Manifest(
                     url: "https://example.com/movie", finalURL: "https://example.com/movie", length: length, etag: nil,
