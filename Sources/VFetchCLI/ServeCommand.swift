@@ -74,7 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: [.customShort("c"), .long], help: "Parallel connections per file at most (1-256).")
     var connections = DownloadOptions().connections
 
-    @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' for the origin (repeatable).")
+    @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' for the origin, for players' files and background downloads alike (repeatable).")
     var header: [String] = []
 
     @Option(
@@ -143,6 +143,7 @@ struct ServeCommand: AsyncParsableCommand {
         queueSettings.maxBytesPerSecond = maxSpeed?.bytes
         queueSettings.onComplete = onComplete
         queueSettings.download.maxRetryWait = maxRetryWait
+        queueSettings.download.headers = header  // each download adds its own
         let downloads = DownloadService(directory: location.cacheDirectory, settings: queueSettings)
         let server: CacheServer
         do {

@@ -30,6 +30,21 @@ import Glibc
         return added.standardOutput.split(separator: "\n").map(String.init)
     }
 
+    @Test func serversHeadersGoWithItsBackgroundDownloadsToo() async throws {
+        let bytes = randomBytes(Self.mib, seed: 77)
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            origin.publish("/f.bin", bytes)
+            let server = try await ServerProcess.start(cacheDirectory: cache, ["-H", "X-Serve-Header: from serve"])
+            let id = try #require(try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-H", "X-Own: mine"], cache: cache).first)
+            #expect(try await vfetch(["wait", id, "--cache-dir", cache]).status == 0)
+            #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
+            let requests = origin.requests.filter { $0.path == "/f.bin" }
+            #expect(!requests.isEmpty && requests.allSatisfy { $0.header("x-serve-header") == "from serve" && $0.header("x-own") == "mine" })
+            #expect(await server.stop() == 0)
+        }
+    }
+
     @Test func threeQueuedDownloadsCompleteAcrossAKillNineOfTheServer() async throws {
         let files = (0..<3).map { randomBytes(6 * Self.mib, seed: UInt64(60 + $0)) }
         try await withOrigin { origin, directory in
