@@ -157,13 +157,17 @@ final class CacheEntry: Sendable {
     func allow(_ allowance: Allowance) {
         let (download, stop): (Download?, Bool) = state.withLock { state in
             state.allowance = allowance
-            if allowance == .readersOnly, state.downloadPrefetch != .none {
-                state.downloadPrefetch = .none
-                state.demand?.fetchOnlyForReaders()
-            }
+            if allowance == .readersOnly { Self.fetchOnlyForReaders(&state) }
             return (state.download, allowance == .nothing)
         }
         if stop { download?.cancel() } else { download?.wake() }
+    }
+
+    /// The running download (and the next) fetches only what readers ask for.
+    private static func fetchOnlyForReaders(_ state: inout State) {
+        guard state.downloadPrefetch != .none else { return }
+        state.downloadPrefetch = .none
+        state.demand?.fetchOnlyForReaders()
     }
 
     // MARK: - Readers
@@ -277,10 +281,7 @@ final class CacheEntry: Sendable {
             guard state.version == version else { return [EventLoopPromise<(RemoteInfo, version: Int)>]() }
             state.remote = info
             state.validated = .now
-            if let length = info.length, length > maxBytes, state.downloadPrefetch != .none {
-                state.downloadPrefetch = .none
-                state.demand?.fetchOnlyForReaders()
-            }
+            if let length = info.length, length > maxBytes { Self.fetchOnlyForReaders(&state) }
             defer { state.opening.removeAll() }
             return state.opening
         }

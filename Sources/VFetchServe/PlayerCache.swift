@@ -16,11 +16,9 @@ package final class PlayerCache: Sendable {
     package let directory: CacheDirectory
     package let settings: Settings
     private let entries = Mutex<[String: CacheEntry]>([:])
-    /// Held while the cache's size is checked: one check at a time.
-    private let trimming = Mutex(())
+    /// Held while the cache's size is checked, one check at a time: whether the last one found it full.
+    private let trimming = Mutex(false)
     private let grownSinceTrim = Mutex<Int64>(0)
-    /// Whether the last check found the cache full (guarded by `trimming`).
-    nonisolated(unsafe) private var full = false
     /// Keys whose origin failed lately, with the message and until when it is given again without
     /// asking the origin: a player retrying a dead URL gets it at once, and failed URLs leave nothing
     /// on disk, however many a page sends.
@@ -94,7 +92,7 @@ package final class PlayerCache: Sendable {
     /// nothing more (a player asking for a missing byte gets 507) until room is made. Checks run
     /// every half margin of growth, so the files never pass the limit.
     package func trim() {
-        trimming.withLock { _ in
+        trimming.withLock { full in
             let sizes = directory.diskUsage()
             // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
             let (evicted, live, needed) = entries.withLock { entries in

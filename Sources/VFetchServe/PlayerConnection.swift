@@ -241,11 +241,9 @@ final class PlayerConnection: ChannelInboundHandler {
             return true
         }
         guard let origin else { return false }
-        let authority = URLComponents(string: origin).map { components in
-            let host = components.host ?? ""
-            return (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (components.port.map { ":\($0)" } ?? "")
-        }
-        return !(origin.hasPrefix("http://") && hosts.allows(authority))
+        // This server's own page: http, and an authority its Host check accepts.
+        guard let own = CrossOriginPolicy.normalized(origin), own.hasPrefix("http://") else { return true }
+        return !hosts.allows(String(own.dropFirst("http://".count)))
     }
 
     private func answer(
