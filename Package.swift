@@ -24,6 +24,9 @@ let package = Package(
         .systemLibrary(name: "CAVFormat", providers: [.apt(["libavformat-dev"])]),
         // Pure Swift: ranges, the segment scheduler, response validation. Knows no C.
         .target(name: "VFetchCore"),
+        // HLS playlists and DASH manifests: parsed into one catalog of tracks and segments. Pure Swift
+        // (DASH's XML through Foundation's XMLParser); knows no network.
+        .target(name: "VFetchStreams", dependencies: ["VFetchCore"]),
         // The engine: owns libcurl and the output file; the public `import VFetch` API.
         .target(name: "VFetch", dependencies: ["VFetchCore", "CCurl"]),
         // Probes partial media files with libavformat: what is playable, which bytes are needed next.
@@ -63,6 +66,7 @@ let package = Package(
         ),
         .executableTarget(name: "VFetchOrigin", dependencies: ["TestOrigin"]),
         .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
+        .testTarget(name: "VFetchStreamsTests", dependencies: ["VFetchStreams"]),
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
         .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin"]),
         .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),

@@ -1,0 +1,185 @@
+import Foundation
+
+/// What a segmented stream offers, whether it came from an HLS master playlist or a DASH MPD: the
+/// tracks a player chooses from and where each track's segments come from.
+///
+/// The parsers (`HLSPlaylist`, `DASHManifest`) fill it from the document's text; `get` picks tracks
+/// from it and fetches their segments, and serve rewrites a playlist through it. It holds no I/O:
+/// a track whose segments need another document (an HLS media playlist) says which.
+package struct StreamCatalog: Sendable, Equatable {
+    package var format: StreamFormat
+    package var tracks: [StreamTrack]
+    /// The stream is live: its segment lists change, and are read again after `refreshInterval`.
+    package var isLive: Bool
+    /// Total media time in seconds, when the document says (`mediaPresentationDuration`, or the sum of
+    /// an HLS media playlist's segment durations).
+    package var duration: Double?
+
+    package init(format: StreamFormat, tracks: [StreamTrack], isLive: Bool = false, duration: Double? = nil) {
+        self.format = format
+        self.tracks = tracks
+        self.isLive = isLive
+        self.duration = duration
+    }
+}
+
+/// The two kinds of segmented stream vfetch reads.
+package enum StreamFormat: String, Sendable, Equatable {
+    case hls
+    case dash
+
+    /// Which stream format a response is, from its Content-Type, its URL's path and its first bytes;
+    /// nil for anything else (a plain media file). Servers often send playlists as `text/plain` or
+    /// `application/octet-stream`, so the bytes decide when the type does not.
+    package static func detect(contentType: String?, path: String, firstBytes: some Collection<UInt8>) -> StreamFormat? {
+        let type = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        if ["application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl"].contains(type) {
+            return .hls
+        }
+        if type == "application/dash+xml" { return .dash }
+        let text = String(decoding: firstBytes.prefix(1024), as: UTF8.self)
+        let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
+        if trimmed.hasPrefix("#EXTM3U") { return .hls }
+        if trimmed.hasPrefix("<"), text.contains("<MPD") { return .dash }
+        return nil
+    }
+}
+
+/// One choice in a stream: a video variant (HLS `EXT-X-STREAM-INF`, a DASH video Representation), a
+/// separate audio or subtitle rendition (HLS `EXT-X-MEDIA`, a DASH audio or text Representation), or a
+/// variant that carries video and audio together (`muxed`).
+package struct StreamTrack: Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
+        case video, audio, subtitles, muxed
+    }
+
+    /// Unique within the catalog: a DASH Representation's `id`; for HLS, the variant's position
+    /// (`v0`, `v1`, …) or the rendition's `TYPE/GROUP-ID/NAME`.
+    package var id: String
+    package var kind: Kind
+    /// Bits per second, as the document declares it (`BANDWIDTH`, `@bandwidth`).
+    package var bandwidth: Int?
+    package var width: Int?
+    package var height: Int?
+    package var frameRate: Double?
+    /// RFC 6381 codec strings, e.g. `["avc1.64001f", "mp4a.40.2"]`.
+    package var codecs: [String]
+    /// BCP 47 language tag (`LANGUAGE`, `@lang`).
+    package var language: String?
+    /// A human name (`NAME`, a DASH `Label`).
+    package var name: String?
+    /// HLS: the `AUDIO` group a variant plays with, or the `GROUP-ID` an audio rendition belongs to.
+    /// nil for DASH, where any audio goes with any video.
+    package var audioGroup: String?
+    /// `DEFAULT=YES`, or a DASH `Role` of `main`.
+    package var isDefault: Bool
+    package var segments: SegmentSource
+
+    package init(
+        id: String, kind: Kind, bandwidth: Int? = nil, width: Int? = nil, height: Int? = nil,
+        frameRate: Double? = nil, codecs: [String] = [], language: String? = nil, name: String? = nil,
+        audioGroup: String? = nil, isDefault: Bool = false, segments: SegmentSource
+    ) {
+        self.id = id
+        self.kind = kind
+        self.bandwidth = bandwidth
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+        self.codecs = codecs
+        self.language = language
+        self.name = name
+        self.audioGroup = audioGroup
+        self.isDefault = isDefault
+        self.segments = segments
+    }
+}
+
+/// Where a track's segments come from.
+package enum SegmentSource: Sendable, Equatable {
+    /// An HLS media playlist that is still to be fetched, then parsed into a `SegmentList`.
+    case playlist(URL)
+    /// The segments, known from the document itself.
+    case list(SegmentList)
+    /// DASH `SegmentBase`: one file whose `sidx` box, at `indexRange`, lists the segments.
+    case indexed(url: URL, initialization: MediaResource?, indexRange: Range<Int64>)
+    /// A rendition with no URI of its own (its media is inside the variants).
+    case none
+}
+
+/// A track's segments in play order.
+package struct SegmentList: Sendable, Equatable {
+    package var segments: [MediaSegment]
+    /// False while a live stream goes on (no `EXT-X-ENDLIST`, a `dynamic` MPD).
+    package var isComplete: Bool
+    /// The longest segment's duration in seconds (`EXT-X-TARGETDURATION`); a live list is read again
+    /// after about this long.
+    package var targetDuration: Double?
+
+    package init(segments: [MediaSegment], isComplete: Bool, targetDuration: Double? = nil) {
+        self.segments = segments
+        self.isComplete = isComplete
+        self.targetDuration = targetDuration
+    }
+
+    package var duration: Double { segments.reduce(0) { $0 + $1.duration } }
+}
+
+/// Bytes at a URL: the whole resource, or one byte range of it (`EXT-X-BYTERANGE`, `@mediaRange`).
+package struct MediaResource: Sendable, Hashable {
+    package var url: URL
+    package var byteRange: Range<Int64>?
+
+    package init(url: URL, byteRange: Range<Int64>? = nil) {
+        self.url = url
+        self.byteRange = byteRange
+    }
+}
+
+/// One segment of a track.
+package struct MediaSegment: Sendable, Equatable {
+    package var resource: MediaResource
+    /// Seconds of media.
+    package var duration: Double
+    /// The media sequence number (HLS `EXT-X-MEDIA-SEQUENCE` + position, DASH `$Number$`): what
+    /// identifies a segment across reloads of a live list, and the default AES-128 IV.
+    package var sequence: Int
+    /// The initialization section in force for this segment (`EXT-X-MAP`, DASH `Initialization`), which
+    /// a decoder needs before it.
+    package var initialization: MediaResource?
+    package var encryption: SegmentEncryption
+    /// `EXT-X-DISCONTINUITY` before this segment: timestamps or encoding change here.
+    package var discontinuity: Bool
+
+    package init(
+        resource: MediaResource, duration: Double, sequence: Int, initialization: MediaResource? = nil,
+        encryption: SegmentEncryption = .none, discontinuity: Bool = false
+    ) {
+        self.resource = resource
+        self.duration = duration
+        self.sequence = sequence
+        self.initialization = initialization
+        self.encryption = encryption
+        self.discontinuity = discontinuity
+    }
+}
+
+/// How a segment is encrypted.
+package enum SegmentEncryption: Sendable, Hashable {
+    case none
+    /// Whole-segment AES-128-CBC with PKCS7 padding. The IV is 16 bytes; nil means the segment's media
+    /// sequence number as a 128-bit big-endian integer (RFC 8216 5.2).
+    case aes128(key: URL, iv: [UInt8]?)
+    /// Encryption vfetch cannot undo: `SAMPLE-AES`, or a DRM system (Widevine, FairPlay, PlayReady),
+    /// named by its HLS `KEYFORMAT` or DASH `ContentProtection@schemeIdUri`.
+    case unsupported(String)
+}
+
+/// A playlist or manifest that cannot be read, with the line (HLS) or element (DASH) and why.
+package struct StreamParseError: Error, Equatable, CustomStringConvertible {
+    package var description: String
+
+    package init(_ description: String) {
+        self.description = description
+    }
+}
