@@ -2,7 +2,7 @@
 # Installs the Debian packages vfetch needs that are missing. Usage: install-deps.sh [build|test|demo|bench|browser|redbot]
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev)  # build: libcurl and FFmpeg headers and libraries
+packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev libxml2)  # build: libcurl and FFmpeg headers and libraries; libxml2 for Foundation's XMLParser (DASH)
 case "${1:-build}" in
   test)  packages+=(curl ffmpeg strace) ;;            # tests: curl as a second client, ffmpeg/ffprobe as real players, strace holds a checkpoint
   demo)  packages+=(ffmpeg) ;;                        # demo: makes a sample video
