@@ -28,7 +28,7 @@ let package = Package(
         // (DASH's XML through Foundation's XMLParser); knows no network.
         .target(name: "VFetchStreams", dependencies: ["VFetchCore"]),
         // The engine: owns libcurl and the output file; the public `import VFetch` API.
-        .target(name: "VFetch", dependencies: ["VFetchCore", "CCurl"]),
+        .target(name: "VFetch", dependencies: ["VFetchCore", "VFetchStreams", "CCurl"]),
         // Probes partial media files with libavformat: what is playable, which bytes are needed next.
         .target(name: "VFetchMedia", dependencies: ["VFetch", "VFetchCore", "CAVFormat"]),
         // `vfetch serve`: the player cache over HTTP (SwiftNIO).

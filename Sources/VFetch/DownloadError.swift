@@ -41,6 +41,10 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     case interrupted
     /// The transfer failed and retries did not help.
     case transferFailed(String)
+    /// A segment of a stream (or its init section or key) could not be fetched, after retries.
+    case segmentUnavailable(String, reason: String)
+    /// A stream vfetch cannot save: encrypted with DRM or SAMPLE-AES.
+    case unsupportedStream(String)
 
     /// What went wrong, in one line, with the password of any URL in it replaced by `***` (see
     /// `redactingCredentials(in:)`): errors are shown, logged and sent to players and API clients.
@@ -66,6 +70,8 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .checksumMismatch(let expected, let actual): "checksum mismatch: expected sha256 \(expected), got \(actual)"
         case .interrupted: "interrupted"
         case .transferFailed(let reason): "transfer failed: \(reason)"
+        case .segmentUnavailable(let url, let reason): "segment unavailable: \(url): \(reason) (--skip-unavailable leaves it out)"
+        case .unsupportedStream(let reason): "unsupported stream: \(reason)"
         }
     }
 

@@ -13,6 +13,8 @@ package enum ExitStatus: Int32 {
     case badResponse = 10
     case busy = 11
     case notMedia = 12
+    case segmentUnavailable = 13
+    case unsupportedStream = 14
     case interrupted = 130
 
     package init(_ error: DownloadError) {
@@ -29,6 +31,8 @@ package enum ExitStatus: Int32 {
             case .badResponse: .badResponse
             case .interrupted: .interrupted
             case .busy: .busy
+            case .segmentUnavailable: .segmentUnavailable
+            case .unsupportedStream: .unsupportedStream
             case .transferFailed, .noDownload, .badManifest: .failure
             }
     }

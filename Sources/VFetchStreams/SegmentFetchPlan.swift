@@ -17,7 +17,7 @@ package struct SegmentFetchPlan: Sendable {
     }
 
     /// Why one fetch failed, as the adapter saw it.
-    package enum Failure: Sendable, Equatable {
+    package enum Failure: Error, Sendable, Equatable {
         /// An HTTP answer other than the bytes asked for.
         case status(Int, retryAfter: Double?)
         /// Below HTTP: connect, reset, timeout (`TransferFailure` classifies it).
