@@ -51,6 +51,7 @@ let package = Package(
                 "VFetchCore",
                 "VFetchMedia",
                 "VFetchServe",
+                "VFetchStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

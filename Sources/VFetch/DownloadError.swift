@@ -43,6 +43,8 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     case transferFailed(String)
     /// A segment of a stream (or its init section or key) could not be fetched, after retries.
     case segmentUnavailable(String, reason: String)
+    /// The URL is an HLS playlist or a DASH manifest, not a file: `StreamDownload` fetches it.
+    case segmentedStream(String)
     /// A stream vfetch cannot save: encrypted with DRM or SAMPLE-AES.
     case unsupportedStream(String)
 
@@ -71,6 +73,7 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .interrupted: "interrupted"
         case .transferFailed(let reason): "transfer failed: \(reason)"
         case .segmentUnavailable(let url, let reason): "segment unavailable: \(url): \(reason) (--skip-unavailable leaves it out)"
+        case .segmentedStream(let url): "\(url) is an HLS or DASH stream, not a file"
         case .unsupportedStream(let reason): "unsupported stream: \(reason)"
         }
     }

@@ -6,6 +6,23 @@ public enum DownloadEvent: Sendable {
     /// A one-line warning worth showing the user, such as a fallback to one connection.
     case notice(String)
     case finished(DownloadSummary)
+    /// A stream download's progress, counted in segments and media time.
+    case streamProgress(StreamProgress)
+}
+
+/// A snapshot of a running stream (HLS, DASH) download.
+public struct StreamProgress: Sendable, Equatable {
+    /// Segments (and init sections) kept, of all that the chosen tracks have.
+    public var segmentsDone: Int
+    public var segmentsTotal: Int
+    /// Media time kept, of the whole, in seconds (of the first track, the video).
+    public var secondsDone: Double
+    public var secondsTotal: Double
+    public var bytesDone: Int64
+    public var bytesPerSecond: Double
+    public var activeConnections: Int
+    /// The segment just kept (its index among all fetches), for `--json` events per segment.
+    public var lastSegment: Int?
 }
 
 /// What the server said about the file.

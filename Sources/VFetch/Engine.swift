@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import VFetchCore
+import VFetchStreams
 
 /// Runs one download on the calling thread: owns the libcurl multi handle, the transfers, the scheduler
 /// and the output file, and loops on `curl_multi_poll` until the file is complete or the download fails.
@@ -221,6 +222,11 @@ final class Engine {
             case .expired(let status), .fail(let status): fail(.httpStatus(status, url: transfer.url), transfer)
             default: fail(.badResponse("no usable Content-Range in the answer to a range request"), transfer)
             }
+            return false
+        }
+        if StreamFormat.detect(contentType: found.contentType, path: URL(string: url)?.path ?? "", firstBytes: []) != nil {
+            // A playlist, not the video: `StreamDownload` fetches what it lists.
+            fail(.segmentedStream(url), transfer)
             return false
         }
         if found.isWebPage(forMediaPath: url) {

@@ -28,7 +28,7 @@ package enum ExitStatus: Int32 {
             case .outputNotWritable, .outputExists: .outputNotWritable
             case .diskFull: .diskFull
             case .checksumMismatch: .checksumMismatch
-            case .badResponse: .badResponse
+            case .badResponse, .segmentedStream: .badResponse
             case .interrupted: .interrupted
             case .busy: .busy
             case .segmentUnavailable: .segmentUnavailable

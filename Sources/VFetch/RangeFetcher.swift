@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import VFetchCore
+import VFetchStreams
 
 /// Fetches a few byte ranges of a remote file into a sparse local copy: enough for a media probe to
 /// read a header and an index without downloading the file.
@@ -56,6 +57,11 @@ public final class RangeFetcher: @unchecked Sendable {
         if length == nil {
             guard let found = RemoteFile(probe: sink.head) else {
                 throw .httpStatus(sink.head.status, url: url)
+            }
+            if StreamFormat.detect(contentType: found.contentType, path: URL(string: url)?.path ?? "", firstBytes: []) != nil
+                || StreamFormat.detect(contentType: found.contentType, path: "", firstBytes: file.bytes(at: 0, count: min(1024, Int(sink.received))) ?? []) != nil
+            {
+                throw .segmentedStream(url)
             }
             length = found.length
             if let length { try file.setLength(length, preallocate: false) }

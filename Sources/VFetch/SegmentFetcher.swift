@@ -44,6 +44,9 @@ final class SegmentFetcher {
         headers = HeaderList(requestsFor: options)
     }
 
+    /// Requests in flight.
+    var active: Int { running.count }
+
     var now: Double {
         let elapsed = ContinuousClock.now - started
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VFetch
 import VFetchCore
+import VFetchStreams
 
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,7 +10,11 @@ struct GetCommand: AsyncParsableCommand {
         abstract: "Download a file over many connections at once.",
         discussion: "Exit codes: 0 done, 1 transfer failed, 3 bad URL, 4 DNS/connect failure, 5 HTTP error status, "
             + "6 remote file changed, 7 output not writable, not a regular file or exists, 8 disk full, 9 checksum mismatch, "
-            + "10 bad response, 11 another vfetch is writing the same file, 64 bad usage, 130 interrupted (run again to resume)."
+            + "10 bad response, 11 another vfetch is writing the same file, 13 a stream's segment unavailable, "
+            + "14 a stream encrypted with DRM, 64 bad usage, 130 interrupted (run again to resume).\n\n"
+            + "An HLS playlist (.m3u8) or DASH manifest (.mpd) is saved as one file: the best variant with its audio "
+            + "(or --format), its segments fetched in parallel and remuxed without re-encoding; -o's extension "
+            + "(.mp4, .mkv, .ts) picks the container."
     )
 
     @Argument(help: "The http:// or https:// URL to download.")
@@ -95,6 +100,15 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .customLong("trust-length"), help: "Resume even if the server gives no ETag or Last-Modified, when the length is unchanged.")
     var trustLength = false
 
+    @Option(help: "HLS/DASH: which variant: best (default), worst, 720p, height<=720, bandwidth<=2M, codec=avc1, lang=en, id=ID; terms joined by commas all hold.")
+    var format: String?
+
+    @Flag(name: .customLong("skip-unavailable"), help: "HLS/DASH: leave out segments that fail after retries, and say which, instead of failing.")
+    var skipUnavailable = false
+
+    @Flag(name: .customLong("keep-segments"), help: "HLS/DASH: keep the fetched segments in NAME.parts/ after the remux.")
+    var keepSegments = false
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -112,6 +126,9 @@ struct GetCommand: AsyncParsableCommand {
         try RequestHeader.validate(userAgent, option: "user-agent")
         try RequestHeader.validate(referer, option: "referer")
         try validateMaxRetryWait(maxRetryWait)
+        if let format {
+            do { _ = try TrackSelection(format) } catch { throw ValidationError(error.description) }
+        }
     }
 
     var downloadOptions: DownloadOptions {
@@ -171,6 +188,10 @@ struct GetCommand: AsyncParsableCommand {
         do {
             _ = try await download.run()
             await printing.value
+        } catch .segmentedStream {
+            await printing.value
+            probing.cancel()
+            try await runStream(reporter: reporter)
         } catch .alreadyComplete(let path) {
             await printing.value
             writeStandardError("vfetch: \(DownloadError.alreadyComplete(path))\n")

@@ -37,6 +37,9 @@ struct InfoCommand: AsyncParsableCommand {
         do {
             report =
                 isURL ? try await MediaInspector.inspect(url: target) : try await MediaInspector.inspect(path: target)
+        } catch DownloadError.segmentedStream {
+            try await showStream()
+            return
         } catch let error as DownloadError {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)
@@ -45,6 +48,44 @@ struct InfoCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.notMedia.rawValue)
         }
         if json { printJSON(report) } else { printText(report) }
+    }
+
+    /// An HLS playlist or DASH manifest: its tracks, as `get --format` chooses among them.
+    private func showStream() async throws {
+        let catalog: StreamCatalogInfo
+        do {
+            catalog = try await StreamDownload.catalog(url: target)
+        } catch {
+            writeStandardError("vfetch: \(error)\n")
+            throw ExitCode(ExitStatus(error).rawValue)
+        }
+        if json {
+            let tracks: [[String: Any]] = catalog.tracks.map { track in
+                [
+                    "id": track.id, "kind": track.kind, "bandwidth": track.bandwidth as Any, "width": track.width as Any,
+                    "height": track.height as Any, "codecs": track.codecs, "language": track.language as Any,
+                    "name": track.name as Any, "segments": track.segments as Any, "duration": track.seconds as Any,
+                    "encryption": track.encryption,
+                ]
+            }
+            printJSONLine([
+                "stream": catalog.format, "live": catalog.isLive, "duration": catalog.duration as Any, "tracks": tracks,
+            ])
+            return
+        }
+        print("stream:     \(catalog.format.uppercased())\(catalog.isLive ? " (live)" : "")")
+        print("duration:   \(catalog.duration.map(Self.clock) ?? "unknown")")
+        print("tracks:     (`vfetch get --format id=ID` picks one)")
+        for track in catalog.tracks {
+            var parts = [track.kind]
+            if let width = track.width, let height = track.height { parts.append("\(width)x\(height)") }
+            if let bandwidth = track.bandwidth { parts.append(String(format: "%.2f Mbit/s", Double(bandwidth) / 1e6)) }
+            if !track.codecs.isEmpty { parts.append(track.codecs.joined(separator: ",")) }
+            if let language = track.language { parts.append(language) }
+            if let segments = track.segments { parts.append(Format.plural(segments, "segment")) }
+            if track.encryption != "none" { parts.append("encrypted: \(track.encryption)") }
+            print("  \(track.id)  " + parts.joined(separator: "  "))
+        }
     }
 
     private func printJSON(_ report: MediaReport) {

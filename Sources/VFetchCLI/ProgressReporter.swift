@@ -25,6 +25,8 @@ struct SilentReporter: ProgressReporter {
 final class TerminalReporter: ProgressReporter, @unchecked Sendable {
     // Only the single task that drains `Download.events` calls `report`; `failed` runs after it ends.
     private var lastDraw = -1.0
+    /// Stream progress carries no clock of its own; this one is the wall clock.
+    private var lastStreamDraw = 0.0
     private var drew = false
     private let playable: PlayableTracker?
 
@@ -46,6 +48,12 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
         case .finished(let summary):
             clearLine()
             writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
+        case .streamProgress(let progress):
+            let now = Date().timeIntervalSinceReferenceDate
+            guard now - lastStreamDraw >= 0.1 || progress.segmentsDone == progress.segmentsTotal else { return }
+            lastStreamDraw = now
+            drew = true
+            writeStandardError("\r\u{1B}[K" + Format.streamLine(progress))
         }
     }
 
@@ -64,6 +72,7 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
 final class LineReporter: ProgressReporter, @unchecked Sendable {
     // Only the single task that drains `Download.events` calls `report`.
     private var lastLine = 0.0
+    private var lastStreamLine = 0.0
     private let playable: PlayableTracker?
 
     init(playable: PlayableTracker? = nil) { self.playable = playable }
@@ -81,6 +90,11 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
                 "vfetch: " + Format.progressLine(progress, mapWidth: 0, playableTo: playable?.playableTo) + "\n")
         case .finished(let summary):
             writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
+        case .streamProgress(let progress):
+            let now = Date().timeIntervalSinceReferenceDate
+            guard now - lastStreamLine >= 2 else { return }
+            lastStreamLine = now
+            writeStandardError("vfetch: " + Format.streamLine(progress) + "\n")
         }
     }
 }
@@ -113,6 +127,13 @@ struct JSONReporter: ProgressReporter {
                 "seconds": (summary.seconds * 1000).rounded() / 1000, "connections": summary.connections,
                 "peak_connections": summary.peakConnections, "retries": summary.retries, "sha256": summary.sha256 as Any,
                 "resumed_bytes": summary.resumedBytes, "duplicate_bytes": summary.duplicateBytes,
+            ])
+        case .streamProgress(let progress):
+            printJSONLine([
+                "event": "segment", "segment": progress.lastSegment as Any, "segments_done": progress.segmentsDone,
+                "segments": progress.segmentsTotal, "media_seconds": (progress.secondsDone * 1000).rounded() / 1000,
+                "media_seconds_total": (progress.secondsTotal * 1000).rounded() / 1000, "bytes": progress.bytesDone,
+                "bytes_per_second": progress.bytesPerSecond.rounded(), "connections": progress.activeConnections,
             ])
         }
     }
@@ -161,6 +182,15 @@ enum Format {
             parts.append("[" + ByteRangeSet(progress.doneRanges).map(total: total, width: mapWidth) + "]")
         }
         return parts.joined(separator: "  ")
+    }
+
+    /// `seg 143/300  02:21 of 05:00  41.2 MiB  8.1 MiB/s  16 conn`
+    static func streamLine(_ progress: StreamProgress) -> String {
+        [
+            "seg \(progress.segmentsDone)/\(progress.segmentsTotal)",
+            "\(duration(progress.secondsDone)) of \(duration(progress.secondsTotal))",
+            size(progress.bytesDone), "\(size(Int64(progress.bytesPerSecond)))/s", "\(progress.activeConnections) conn",
+        ].joined(separator: "  ")
     }
 
     static func plural(_ count: Int, _ one: String, _ many: String? = nil) -> String {

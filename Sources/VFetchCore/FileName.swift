@@ -10,6 +10,22 @@ package enum FileName {
         return sanitized(last.removingPercentEncoding ?? last) ?? "download"
     }
 
+    /// The name for a stream's remuxed output when none was given: the playlist's name with `.mp4` for its
+    /// extension, or its folder's name when the playlist has a generic one (`bbb/master.m3u8` → `bbb.mp4`).
+    package static func forStream(url: String) -> String {
+        let path = URLComponents(string: url)?.percentEncodedPath ?? ""
+        let segments = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        let generic: Set<String> = ["master", "index", "playlist", "manifest", "stream", "main", "chunklist", "prog_index", "media"]
+        var stem = ""
+        for segment in segments.reversed() {
+            let name = segment.split(separator: ".", omittingEmptySubsequences: false).dropLast(segment.contains(".") ? 1 : 0)
+                .joined(separator: ".")
+            stem = name
+            if !generic.contains(name.lowercased()) { break }
+        }
+        return sanitized(truncated(stem, toBytes: maxBytes - 4) + ".mp4") ?? "stream.mp4"
+    }
+
     /// The file name a `Content-Disposition` value suggests (see `ContentDisposition`), not yet sanitized.
     package static func fromContentDisposition(_ value: String) -> String? {
         ContentDisposition(value).fileName
@@ -66,7 +82,7 @@ package enum FileName {
 
     private static let mediaExtensions: Set<String> = [
         "mp4", "m4v", "m4a", "mov", "mkv", "webm", "ts", "m2ts", "avi", "flv", "mp3", "aac", "ogg", "ogv", "opus",
-        "wav", "flac", "mpg", "mpeg", "3gp",
+        "wav", "flac", "mpg", "mpeg", "3gp", "m3u8", "m3u", "mpd",
     ]
 
     /// True when the URL path names a media file by its extension.

@@ -203,8 +203,8 @@ package actor DownloadService {
         case .notice(let message):
             // Such as a wait for the origin's Retry-After, which would otherwise look like a stall.
             broadcast("notice", ["id": id, "message": redactingCredentials(in: message)])
-        case .finished:
-            break
+        case .finished, .streamProgress:
+            break  // a queued URL that turns out to be a stream fails with `segmentedStream`
         }
     }
 

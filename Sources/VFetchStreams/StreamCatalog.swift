@@ -28,15 +28,23 @@ package enum StreamFormat: String, Sendable, Equatable {
     case hls
     case dash
 
-    /// Which stream format a response is, from its Content-Type, its URL's path and its first bytes;
-    /// nil for anything else (a plain media file). Servers often send playlists as `text/plain` or
-    /// `application/octet-stream`, so the bytes decide when the type does not.
+    /// Which stream format a response is, from its Content-Type, then its first bytes, or before the
+    /// body arrives (`firstBytes` empty) its URL's path; nil for anything else (a plain media file).
+    /// Servers often send playlists as `text/plain` or `application/octet-stream`, so the type alone
+    /// does not decide.
     package static func detect(contentType: String?, path: String, firstBytes: some Collection<UInt8>) -> StreamFormat? {
         let type = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         if ["application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl"].contains(type) {
             return .hls
         }
         if type == "application/dash+xml" { return .dash }
+        if firstBytes.isEmpty {
+            // Before the body: a playlist's name, unless the type says what else it is.
+            guard ["", "text/plain", "application/octet-stream", "binary/octet-stream"].contains(type) else { return nil }
+            let name = path.lowercased()
+            if name.hasSuffix(".m3u8") || name.hasSuffix(".m3u") { return .hls }
+            return name.hasSuffix(".mpd") ? .dash : nil
+        }
         let text = String(decoding: firstBytes.prefix(1024), as: UTF8.self)
         let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
         if trimmed.hasPrefix("#EXTM3U") { return .hls }

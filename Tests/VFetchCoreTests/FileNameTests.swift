@@ -84,4 +84,13 @@ import Foundation
         let path = directory.appendingPathComponent(name + ".vfetch.tmp").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
     }
+
+    @Test func aStreamIsNamedAfterItsPlaylistOrItsFolder() {
+        #expect(FileName.forStream(url: "https://cdn.example/videos/bbb/master.m3u8") == "bbb.mp4")
+        #expect(FileName.forStream(url: "https://cdn.example/show/episode-4.m3u8?token=x") == "episode-4.mp4")
+        #expect(FileName.forStream(url: "https://cdn.example/a/b/manifest.mpd") == "b.mp4")
+        #expect(FileName.forStream(url: "https://cdn.example/index.m3u8") == "index.mp4")
+        #expect(FileName.forStream(url: "https://cdn.example/") == "stream.mp4")
+        #expect(FileName.forStream(url: "https://cdn.example/..%2F..%2Fetc/.hidden.m3u8") == "hidden.mp4")
+    }
 }

@@ -10,5 +10,9 @@ import Testing
         #expect(StreamFormat.detect(contentType: "application/octet-stream", path: "/a", firstBytes: mpd) == .dash)
         #expect(StreamFormat.detect(contentType: "video/mp4", path: "/a.mp4", firstBytes: [0, 0, 0, 24, 0x66, 0x74, 0x79, 0x70]) == nil)
         #expect(StreamFormat.detect(contentType: "text/html", path: "/a.m3u8", firstBytes: Array("<html>".utf8)) == nil)
+        #expect(StreamFormat.detect(contentType: "text/plain", path: "/live/index.M3U8", firstBytes: []) == .hls)
+        #expect(StreamFormat.detect(contentType: nil, path: "/a/manifest.mpd", firstBytes: []) == .dash)
+        #expect(StreamFormat.detect(contentType: "text/html", path: "/a.m3u8", firstBytes: []) == nil)
+        #expect(StreamFormat.detect(contentType: "application/octet-stream", path: "/movie.mp4", firstBytes: []) == nil)
     }
 }

@@ -1,0 +1,380 @@
+import Foundation
+import VFetchCore
+import VFetchStreams
+
+/// A download of a segmented stream (an HLS playlist or a DASH manifest): reads the playlist, picks the
+/// tracks, and fetches every segment of them over parallel connections into `NAME.parts/`, resumable
+/// after any kill. What it returns is each track's files in play order, for the remux into one file.
+///
+/// A segment that cannot be fetched fails the download, naming it, unless `skipUnavailable`.
+public final class StreamDownload: Sendable {
+    public let url: String
+    public let output: String
+    public let options: DownloadOptions
+    public let format: String?
+    public let skipUnavailable: Bool
+    public let events: AsyncStream<DownloadEvent>
+    private let continuation: AsyncStream<DownloadEvent>.Continuation
+    private let signal = CancelSignal()
+
+    /// `format`: a `--format` selector (`TrackSelection`); nil for the best video with its audio.
+    public init(url: String, output: String, options: DownloadOptions = DownloadOptions(), format: String? = nil, skipUnavailable: Bool = false) {
+        self.url = url
+        self.output = output
+        self.options = options
+        self.format = format
+        self.skipUnavailable = skipUnavailable
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
+    }
+
+    /// Fetches the stream's segments; call once. Runs on a thread of its own, off the cooperative pool.
+    public func run() async throws(DownloadError) -> StreamDownloadSummary {
+        defer { continuation.finish() }
+        guard isFetchableURL(url) else { throw .badURL(url) }
+        let job = StreamJob(url: url, output: output, options: options, format: format, skipUnavailable: skipUnavailable, events: continuation, signal: signal)
+        let signal = signal
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Result<StreamDownloadSummary, DownloadError>, Never>) in
+                let thread = Thread { done.resume(returning: job.run()) }
+                thread.name = "vfetch-segments"
+                thread.start()
+            }
+        } onCancel: {
+            signal.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Removes the parts folder a finished download left, once its files are remuxed.
+    public static func removeParts(of summary: StreamDownloadSummary) {
+        let directory = summary.partsDirectory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] { unlink(directory + "/" + name) }
+        rmdir(directory)
+    }
+
+    /// Stops the download; `run()` then throws `DownloadError.interrupted` and the parts stay for the next run.
+    public func cancel() { signal.cancel() }
+
+    /// Reads the stream's playlist (and, for HLS, its media playlists) and returns what it offers, for
+    /// `vfetch info URL` and `--list-formats`.
+    public static func catalog(url: String, options: DownloadOptions = DownloadOptions()) async throws(DownloadError) -> StreamCatalogInfo {
+        guard isFetchableURL(url) else { throw .badURL(url) }
+        let signal = CancelSignal()
+        let job = StreamJob(url: url, output: "", options: options, format: nil, skipUnavailable: false, events: nil, signal: signal)
+        let result = await withCheckedContinuation { (done: CheckedContinuation<Result<StreamCatalogInfo, DownloadError>, Never>) in
+            let thread = Thread { done.resume(returning: job.describe()) }
+            thread.name = "vfetch-segments"
+            thread.start()
+        }
+        return try result.get()
+    }
+}
+
+/// What a finished stream download saved.
+public struct StreamDownloadSummary: Sendable, Equatable {
+    public struct Track: Sendable, Equatable {
+        public var id: String
+        /// `video`, `audio`, `subtitles` or `muxed`.
+        public var kind: String
+        /// The track's init section (if any) and segments, in play order: together one stream file.
+        public var files: [String]
+        /// Media seconds in the kept segments.
+        public var seconds: Double
+    }
+
+    public var tracks: [Track]
+    /// The parts folder, removed once the caller has remuxed (`removeParts()`), unless kept.
+    public var partsDirectory: String
+    public var segments: Int
+    public var resumedSegments: Int
+    public var bytes: Int64
+    public var seconds: Double
+    /// Fetches left out by `skipUnavailable`, with why.
+    public var skipped: [String]
+}
+
+/// A stream as `info` shows it: the format and every track.
+public struct StreamCatalogInfo: Sendable, Equatable {
+    public struct Track: Sendable, Equatable {
+        public var id: String
+        public var kind: String
+        public var bandwidth: Int?
+        public var width: Int?
+        public var height: Int?
+        public var codecs: [String]
+        public var language: String?
+        public var name: String?
+        /// nil when its segments are in a media playlist not read.
+        public var segments: Int?
+        public var seconds: Double?
+        /// `none`, `AES-128`, or the DRM system.
+        public var encryption: String
+    }
+
+    /// `hls` or `dash`.
+    public var format: String
+    public var isLive: Bool
+    public var duration: Double?
+    public var tracks: [Track]
+}
+
+/// One stream download, on its own thread: the steps of `StreamDownload.run()` in order.
+private final class StreamJob: @unchecked Sendable {
+    // Handed to one thread at creation and used only there.
+    let url: String
+    let output: String
+    let options: DownloadOptions
+    let format: String?
+    let skipUnavailable: Bool
+    let events: AsyncStream<DownloadEvent>.Continuation?
+    let signal: CancelSignal
+    let started = ContinuousClock.now
+
+    init(url: String, output: String, options: DownloadOptions, format: String?, skipUnavailable: Bool,
+         events: AsyncStream<DownloadEvent>.Continuation?, signal: CancelSignal) {
+        self.url = url
+        self.output = output
+        self.options = options
+        self.format = format
+        self.skipUnavailable = skipUnavailable
+        self.events = events
+        self.signal = signal
+    }
+
+    /// The largest playlist or manifest read.
+    static let documentLimit: Int64 = 16 << 20
+
+    func run() -> Result<StreamDownloadSummary, DownloadError> {
+        do {
+            let fetcher = try SegmentFetcher(options: options, signal: signal)
+            let catalog = try readCatalog(fetcher)
+            let selection: TrackSelection
+            let chosen: [StreamTrack]
+            do {
+                selection = try TrackSelection(format)
+                chosen = try selection.tracks(of: catalog)
+            } catch {
+                throw DownloadError.badResponse(error.description)
+            }
+            let lists = try segmentLists(of: chosen, fetcher)
+            return .success(try fetchSegments(of: chosen, lists: lists, fetcher))
+        } catch let error as DownloadError {
+            return .failure(error)
+        } catch {
+            return .failure(.transferFailed("\(error)"))
+        }
+    }
+
+    func describe() -> Result<StreamCatalogInfo, DownloadError> {
+        do {
+            let fetcher = try SegmentFetcher(options: options, signal: signal)
+            let catalog = try readCatalog(fetcher)
+            // Media playlists are read so that segment counts and durations can be shown; a few at most.
+            let lists = try segmentLists(of: catalog.tracks, fetcher)
+            let tracks = zip(catalog.tracks, lists).map { track, list in
+                StreamCatalogInfo.Track(
+                    id: track.id, kind: track.kind.rawValue, bandwidth: track.bandwidth, width: track.width, height: track.height,
+                    codecs: track.codecs, language: track.language, name: track.name, segments: list?.segments.count,
+                    seconds: list?.duration, encryption: list.map(Self.encryption) ?? "none")
+            }
+            let duration = catalog.duration ?? lists.compactMap { $0?.duration }.max()
+            return .success(StreamCatalogInfo(format: catalog.format.rawValue, isLive: catalog.isLive, duration: duration, tracks: tracks))
+        } catch let error as DownloadError {
+            return .failure(error)
+        } catch {
+            return .failure(.transferFailed("\(error)"))
+        }
+    }
+
+    static func encryption(of list: SegmentList) -> String {
+        for segment in list.segments {
+            switch segment.encryption {
+            case .none: continue
+            case .aes128: return "AES-128"
+            case .unsupported(let name): return name
+            }
+        }
+        return "none"
+    }
+
+    // MARK: - Documents
+
+    /// Fetches small documents (playlists, manifests, keys, indexes) in parallel, each whole.
+    func fetchDocuments(_ requests: [SegmentFetcher.Request], _ fetcher: SegmentFetcher) throws(DownloadError) -> [SegmentFetcher.Body] {
+        var bodies = [SegmentFetcher.Body?](repeating: nil, count: requests.count)
+        var plan = SegmentFetchPlan(count: requests.count, connections: min(8, options.connections), retry: retryPolicy)
+        let result = fetcher.run(requests, plan: &plan) { index, body in
+            bodies[index] = body
+            return nil
+        }
+        try result.get()
+        return bodies.map { $0! }
+    }
+
+    var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: options.retries, maxRetryAfter: options.maxRetryWait) }
+
+    func readCatalog(_ fetcher: SegmentFetcher) throws -> StreamCatalog {
+        let body = try fetchDocuments([SegmentFetcher.Request(url: url, limit: Self.documentLimit)], fetcher)[0]
+        guard let finalURL = URL(string: body.finalURL) else { throw DownloadError.badURL(body.finalURL) }
+        do {
+            return try StreamDocument.catalog(body.bytes, url: finalURL, contentType: body.contentType)
+        } catch {
+            throw DownloadError.badResponse("\(url): \(error.description)")
+        }
+    }
+
+    /// Each track's segments: from the document, or by reading its media playlist or its `sidx` index.
+    func segmentLists(of tracks: [StreamTrack], _ fetcher: SegmentFetcher) throws -> [SegmentList?] {
+        var requests: [SegmentFetcher.Request] = []
+        var asked: [Int: Int] = [:]
+        for (index, track) in tracks.enumerated() {
+            switch track.segments {
+            case .playlist(let url):
+                asked[index] = requests.count
+                requests.append(SegmentFetcher.Request(url: url.absoluteString, limit: Self.documentLimit))
+            case .indexed(let url, _, let indexRange):
+                asked[index] = requests.count
+                requests.append(SegmentFetcher.Request(url: url.absoluteString, range: indexRange, limit: Self.documentLimit))
+            case .list, .none: continue
+            }
+        }
+        let bodies = try fetchDocuments(requests, fetcher)
+        return try tracks.enumerated().map { (index, track) throws -> SegmentList? in
+            switch track.segments {
+            case .list(let list): return list
+            case .none: return nil
+            case .playlist(let url), .indexed(let url, _, _):
+                let body = bodies[asked[index]!]
+                do throws(StreamParseError) {
+                    return try StreamDocument.segments(of: track, body: body.bytes, url: URL(string: body.finalURL) ?? url)
+                } catch {
+                    throw DownloadError.badResponse("\(url.absoluteString): \(error.description)")
+                }
+            }
+        }
+    }
+
+    // MARK: - Segments
+
+    func fetchSegments(of tracks: [StreamTrack], lists: [SegmentList?], _ fetcher: SegmentFetcher) throws -> StreamDownloadSummary {
+        // One list of fetches: each track's init sections where they first apply, then its segments.
+        var resources: [MediaResource] = []
+        var segmentOf: [Int: MediaSegment] = [:]
+        var trackFetches: [[Int]] = []
+        var trackSeconds: [Double] = []
+        for list in lists {
+            var fetches: [Int] = []
+            var lastInit: MediaResource?
+            for segment in list?.segments ?? [] {
+                if case .unsupported(let name) = segment.encryption {
+                    throw DownloadError.unsupportedStream("encrypted with \(name), which vfetch cannot decrypt (DRM)")
+                }
+                if let initialization = segment.initialization, initialization != lastInit {
+                    lastInit = initialization
+                    fetches.append(resources.count)
+                    resources.append(initialization)
+                }
+                segmentOf[resources.count] = segment
+                fetches.append(resources.count)
+                resources.append(segment.resource)
+            }
+            trackFetches.append(fetches)
+            trackSeconds.append(list?.duration ?? 0)
+        }
+        guard !resources.isEmpty else { throw DownloadError.badResponse("the stream has no segments") }
+        if lists.contains(where: { $0?.isComplete == false }) {
+            throw DownloadError.unsupportedStream("a live stream (no end in its playlist); recording live streams is not supported yet")
+        }
+        let keys = try fetchKeys(for: segmentOf.values, fetcher)
+
+        let parts = try StreamParts(output: output)
+        let fingerprint = StreamManifest.fingerprint(of: resources)
+        let earlier = parts.kept(fingerprint: fingerprint, fetches: resources.count)
+        var manifest = StreamManifest(source: url, fingerprint: fingerprint, fetches: resources.count, kept: earlier)
+        var plan = SegmentFetchPlan(
+            count: resources.count, done: Set(earlier.map(\.fetch)), connections: options.connections, retry: retryPolicy,
+            skipUnavailable: skipUnavailable)
+        if !earlier.isEmpty { events?.yield(.notice("resuming: \(earlier.count) of \(resources.count) segments kept by an earlier run")) }
+
+        let requests = resources.map { SegmentFetcher.Request(url: $0.url.absoluteString, range: $0.byteRange) }
+        let total = trackSeconds.first ?? 0
+        let resumedBytes = earlier.reduce(Int64(0)) { $0 + $1.size }
+        var bytes = resumedBytes
+        // Media time counts the first track's segments (the video).
+        let firstTrack = Set(trackFetches.first ?? [])
+        var secondsDone = earlier.filter { firstTrack.contains($0.fetch) }.reduce(0.0) { $0 + (segmentOf[$1.fetch]?.duration ?? 0) }
+        var writeError: DownloadError?
+
+        let result = fetcher.run(requests, plan: &plan) { index, body in
+            if let type = body.contentType?.lowercased(), type.hasPrefix("text/html") {
+                return .invalid("an HTML page, not a segment")
+            }
+            var data = body.bytes
+            if let segment = segmentOf[index], case .aes128(let key, let iv) = segment.encryption {
+                guard let keyBytes = keys[key] else { return .invalid("no key") }
+                do {
+                    data = try AES128CBC.decrypt(data, key: keyBytes, iv: iv ?? AES128CBC.hlsIV(mediaSequence: UInt64(max(0, segment.sequence))))
+                } catch {
+                    return .invalid("cannot decrypt with its key: \(error)")
+                }
+            }
+            do throws(DownloadError) {
+                try parts.write(data, fetch: index)
+            } catch {
+                writeError = writeError ?? error
+                signal.cancel()
+                return .invalid("\(error)")
+            }
+            manifest.kept.append(.init(fetch: index, size: Int64(data.count), tag: BlockTag.of(data)))
+            bytes += Int64(data.count)
+            if firstTrack.contains(index) { secondsDone += segmentOf[index]?.duration ?? 0 }
+            // Saved at every segment, so a kill never costs a finished one (the list is small: ~50 bytes a segment).
+            try? parts.save(manifest)
+            let now = fetcher.now
+            events?.yield(
+                .streamProgress(
+                    StreamProgress(
+                        segmentsDone: manifest.kept.count, segmentsTotal: resources.count, secondsDone: secondsDone, secondsTotal: total,
+                        bytesDone: bytes, bytesPerSecond: Double(bytes - resumedBytes) / max(now, 0.001),
+                        activeConnections: fetcher.active, lastSegment: index)))
+            return nil
+        }
+        try? parts.save(manifest)
+        if let writeError { throw writeError }
+        try result.get()
+
+        let skipped = plan.skipped
+        let skippedSet = Set(skipped.map(\.fetch))
+        let saved = zip(tracks, trackFetches).enumerated().map { position, pair in
+            StreamDownloadSummary.Track(
+                id: pair.0.id, kind: pair.0.kind.rawValue,
+                files: pair.1.filter { !skippedSet.contains($0) }.map(parts.path(of:)),
+                seconds: trackSeconds[position])
+        }
+        return StreamDownloadSummary(
+            tracks: saved, partsDirectory: parts.directory, segments: resources.count, resumedSegments: earlier.count, bytes: bytes,
+            seconds: elapsed, skipped: skipped.map { "\(requests[$0.fetch].url): \($0.reason)" })
+    }
+
+    var elapsed: Double {
+        let time = ContinuousClock.now - started
+        return Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
+    }
+
+    /// Fetches every AES-128 key once; each must be 16 bytes. Keys stay in memory, never on disk.
+    func fetchKeys(for segments: some Sequence<MediaSegment>, _ fetcher: SegmentFetcher) throws(DownloadError) -> [URL: [UInt8]] {
+        var urls: [URL] = []
+        for segment in segments {
+            if case .aes128(let key, _) = segment.encryption, !urls.contains(key) { urls.append(key) }
+        }
+        let bodies = try fetchDocuments(urls.map { SegmentFetcher.Request(url: $0.absoluteString, limit: 1024) }, fetcher)
+        var keys: [URL: [UInt8]] = [:]
+        for (url, body) in zip(urls, bodies) {
+            guard body.bytes.count == 16 else {
+                throw .badResponse("the key at \(url.absoluteString) has \(body.bytes.count) bytes, not 16")
+            }
+            keys[url] = body.bytes
+        }
+        return keys
+    }
+}

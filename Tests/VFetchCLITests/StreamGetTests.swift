@@ -1,0 +1,225 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vfetch get` of HLS and DASH streams made by ffmpeg at test time, served by the test origin: the saved
+/// file must decode to exactly the frames of the source the stream was cut from.
+@Suite(.enabled(if: StreamFixture.isAvailable, "needs ffmpeg to make the streams"))
+struct StreamGetTests {
+    /// The decoded video frames' checksums, in order (`framemd5`'s last column: timestamps differ by container).
+    static func videoFrames(_ path: String) async throws -> [String] {
+        let result = try await run(
+            "/usr/bin/env", ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-i", path, "-map", "0:v", "-f", "framemd5", "-"])
+        #expect(result.status == 0, "\(result.standardError)")
+        return result.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
+            $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// `codec_type` of each stream, and the duration, as ffprobe reads them.
+    static func probe(_ path: String) async throws -> (kinds: [String], duration: Double) {
+        let result = try await run(
+            "/usr/bin/env",
+            ["ffprobe", "-v", "error", "-show_entries", "stream=codec_type:format=duration", "-of", "default=nw=1:nk=1", path])
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        return (lines.filter { !$0.contains(".") && Double($0) == nil }, lines.compactMap(Double.init).last ?? 0)
+    }
+
+    /// Serves `kind` at `/s/`, runs `get` on its entry with `arguments`, and returns the result and the output path.
+    static func get(_ kind: StreamFixture.Kind, _ arguments: [String] = [], behavior: OriginBehavior = OriginBehavior(),
+                    _ check: (Finished, String, StreamFixture, TestOrigin) async throws -> Void) async throws {
+        let fixture = try await StreamFixture.shared(kind)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s", behavior: behavior)
+            let output = directory + "/out.mp4"
+            let result = try await vfetch(["get", origin.url("/s/" + fixture.entry), "-o", output] + arguments)
+            try await check(result, output, fixture, origin)
+        }
+    }
+
+    @Test(arguments: [StreamFixture.Kind.hlsVariants, .hlsFragmented, .hlsByteRange, .hlsEncrypted, .dash])
+    func aStreamIsSavedAsOneFileWithTheSourcesFramesAndItsAudio(_ kind: StreamFixture.Kind) async throws {
+        try await Self.get(kind) { result, output, fixture, _ in
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardError.contains("saved \(output)"))
+            let frames = try await Self.videoFrames(output)
+            #expect(frames.count == StreamFixture.duration * StreamFixture.frameRate)
+            #expect(frames == (try await Self.videoFrames(fixture.path(fixture.source))))
+            let probed = try await Self.probe(output)
+            #expect(probed.kinds.sorted() == ["audio", "video"])
+            #expect(abs(probed.duration - Double(StreamFixture.duration)) <= 0.2)
+            #expect(!exists(output + ".parts"), "the parts are removed once remuxed")
+        }
+    }
+
+    @Test func formatPicksTheVariantAndKeepSegmentsKeepsTheParts() async throws {
+        try await Self.get(.hlsVariants, ["--format", "worst", "--keep-segments"]) { result, output, fixture, _ in
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.sources[2]))))
+            #expect(exists(output + ".parts/manifest"))
+        }
+        try await Self.get(.hlsVariants, ["--format", "height<=150"]) { result, output, fixture, _ in
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.sources[1]))))
+        }
+        try await Self.get(.hlsVariants, ["--format", "height>2000"]) { result, output, _, _ in
+            #expect(result.status == 10)
+            #expect(result.standardError.contains("no track matches"))
+            #expect(!exists(output))
+        }
+    }
+
+    @Test func aMissingSegmentFailsNamingItUnlessSkipped() async throws {
+        var missing = OriginBehavior()
+        missing.failFirst = 1_000
+        missing.failStatus = 404
+        let fixture = try await StreamFixture.shared(.hlsFragmented)
+        let playlist = try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8)
+        let second = try #require(playlist.split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst().first.map(String.init))
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            origin.setBehavior("/s/" + second, missing)
+            let output = directory + "/out.mp4"
+            let failed = try await vfetch(["get", origin.url("/s/" + fixture.entry), "-o", output, "--retries", "1"])
+            #expect(failed.status == 13, "\(failed.standardError)")
+            #expect(failed.standardError.contains(second))
+            #expect(failed.standardError.contains("HTTP 404"))
+            #expect(!exists(output))
+
+            let skipped = try await vfetch(["get", origin.url("/s/" + fixture.entry), "-o", output, "--retries", "1", "--skip-unavailable"])
+            #expect(skipped.status == 0, "\(skipped.standardError)")
+            #expect(skipped.standardError.contains("left out (--skip-unavailable)"))
+            #expect(skipped.standardError.contains(second))
+            let frames = try await Self.videoFrames(output)
+            #expect(frames.count == (StreamFixture.duration - StreamFixture.segmentDuration) * StreamFixture.frameRate)
+        }
+    }
+
+    @Test func aStreamKilledMidwayResumesWithoutFetchingAKeptSegmentAgain() async throws {
+        let fixture = try await StreamFixture.shared(.hlsFragmented)
+        try await withOrigin { origin, directory in
+            // Slow enough that the kill comes between segments: one connection, about a second a segment.
+            var slow = OriginBehavior()
+            slow.bytesPerSecond = 48 << 10
+            try origin.publishDirectory(fixture.directory, at: "/s", behavior: slow)
+            let output = directory + "/out.mp4"
+            let arguments = ["get", origin.url("/s/" + fixture.entry), "-o", output, "-c", "1"]
+            let manifest = output + ".parts/manifest"
+            let killed = try await run(vfetchBinary, arguments, signal: SIGKILL) {
+                ((try? Data(contentsOf: URL(fileURLWithPath: manifest))).map { String(decoding: $0, as: UTF8.self) } ?? "")
+                    .components(separatedBy: "\"fetch\"").count >= 3
+            }
+            #expect(killed.status == SIGKILL)
+            let resumed = try await vfetch(arguments)
+            #expect(resumed.status == 0, "\(resumed.standardError)")
+            #expect(resumed.standardError.contains("resuming: "))
+            #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.source))))
+            // Every segment was answered in full once, but the one in flight at the kill.
+            let media = origin.requests.filter { $0.method == "GET" && !$0.path.hasSuffix(".m3u8") }
+            let paths = media.map(\.path)
+            #expect(Set(paths).count == paths.count || paths.count == Set(paths).count + 1, "\(paths)")
+        }
+    }
+
+    @Test func infoListsAStreamsTracks() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        try await withOrigin { origin, _ in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let result = try await vfetch(["info", origin.url("/s/" + fixture.entry), "--json"])
+            #expect(result.status == 0, "\(result.standardError)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+            #expect(object["stream"] as? String == "hls")
+            let tracks = try #require(object["tracks"] as? [[String: Any]])
+            #expect(tracks.compactMap { $0["height"] as? Int } == StreamFixture.variantSizes.map(\.height))
+            #expect(tracks.allSatisfy { $0["segments"] as? Int == StreamFixture.duration / StreamFixture.segmentDuration })
+        }
+    }
+}
+
+/// Streams that cannot be saved: each ends with its documented exit code and one line, and leaves no output.
+@Suite struct BadStreamTests {
+    static let mpegurl = "application/vnd.apple.mpegurl"
+
+    /// Publishes `files` (path → text, with the playlist type for `.m3u8`), runs `get` on the first, returns the result.
+    static func get(_ files: [(String, String)], behaviors: [String: OriginBehavior] = [:], _ arguments: [String] = []) async throws -> (Finished, String) {
+        try await withOrigin { origin, directory in
+            for (path, text) in files {
+                var behavior = behaviors[path] ?? OriginBehavior()
+                if behaviors[path] == nil { behavior.contentType = path.hasSuffix(".m3u8") ? mpegurl : "video/mp2t" }
+                origin.publish(path, Array(text.utf8), behavior: behavior)
+            }
+            let output = directory + "/out.mp4"
+            let result = try await vfetch(["get", origin.url(files[0].0), "-o", output, "--retries", "1"] + arguments)
+            #expect(!exists(output))
+            return (result, output)
+        }
+    }
+
+    @Test func anHTMLPageWhereThePlaylistBelongsIsRefused() async throws {
+        var html = OriginBehavior()
+        html.contentType = "text/html"
+        let (result, _) = try await Self.get([("/a/index.m3u8", "<html><body>Sign in</body></html>")], behaviors: ["/a/index.m3u8": html])
+        #expect(result.status == 10, "\(result.standardError)")
+        #expect(result.standardError.contains("web page"))
+    }
+
+    @Test func aMalformedPlaylistNamesItsLine() async throws {
+        let (result, _) = try await Self.get([("/a/index.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:abc,\nseg0.ts\n#EXT-X-ENDLIST\n")])
+        #expect(result.status == 10, "\(result.standardError)")
+        #expect(result.standardError.contains("line 3"))
+    }
+
+    @Test func aMasterThatListsItselfIsRefused() async throws {
+        let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000000\nindex.m3u8\n"
+        let (result, _) = try await Self.get([("/a/index.m3u8", master)])
+        #expect(result.status == 10, "\(result.standardError)")
+        #expect(result.standardError.contains("master playlist where a media playlist belongs"))
+    }
+
+    @Test func aKeyThatIsMissingFailsNamingIt() async throws {
+        let playlist = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-KEY:METHOD=AES-128,URI="gone.key"
+            #EXTINF:2,
+            seg0.ts
+            #EXT-X-ENDLIST
+
+            """
+        var gone = OriginBehavior()
+        gone.failFirst = 1_000
+        gone.failStatus = 404
+        let (result, _) = try await Self.get([("/a/index.m3u8", playlist), ("/a/gone.key", "x"), ("/a/seg0.ts", "x")], behaviors: ["/a/gone.key": gone])
+        #expect(result.status == 13, "\(result.standardError)")
+        #expect(result.standardError.contains("gone.key"))
+    }
+
+    @Test func aSegmentThatIsAnHTMLPageFailsTheDownload() async throws {
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg0.ts\n#EXT-X-ENDLIST\n"
+        var html = OriginBehavior()
+        html.contentType = "text/html; charset=utf-8"
+        let (result, _) = try await Self.get([("/a/index.m3u8", playlist), ("/a/seg0.ts", "<html>captcha</html>")], behaviors: ["/a/seg0.ts": html])
+        #expect(result.status == 13, "\(result.standardError)")
+        #expect(result.standardError.contains("seg0.ts"))
+        #expect(result.standardError.contains("HTML page"))
+    }
+
+    @Test func aStreamWithDRMIsRefusedSayingSo() async throws {
+        let playlist = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://key",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1"
+            #EXTINF:2,
+            seg0.ts
+            #EXT-X-ENDLIST
+
+            """
+        let (result, _) = try await Self.get([("/a/index.m3u8", playlist)])
+        #expect(result.status == 14, "\(result.standardError)")
+        #expect(result.standardError.contains("DRM"))
+    }
+}
