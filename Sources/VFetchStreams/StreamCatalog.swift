@@ -67,6 +67,9 @@ package struct StreamTrack: Sendable, Equatable {
     package var kind: Kind
     /// Bits per second, as the document declares it (`BANDWIDTH`, `@bandwidth`).
     package var bandwidth: Int?
+    /// The average bits per second over the whole track (HLS `AVERAGE-BANDWIDTH`), a better guess
+    /// of its size than the peak `bandwidth`.
+    package var averageBandwidth: Int?
     package var width: Int?
     package var height: Int?
     package var frameRate: Double?
@@ -79,18 +82,23 @@ package struct StreamTrack: Sendable, Equatable {
     /// HLS: the `AUDIO` group a variant plays with, or the `GROUP-ID` an audio rendition belongs to.
     /// nil for DASH, where any audio goes with any video.
     package var audioGroup: String?
+    /// HLS: the `SUBTITLES` group a variant plays with, or the `GROUP-ID` a subtitle rendition belongs
+    /// to. nil for DASH.
+    package var subtitleGroup: String?
     /// `DEFAULT=YES`, or a DASH `Role` of `main`.
     package var isDefault: Bool
     package var segments: SegmentSource
 
     package init(
-        id: String, kind: Kind, bandwidth: Int? = nil, width: Int? = nil, height: Int? = nil,
-        frameRate: Double? = nil, codecs: [String] = [], language: String? = nil, name: String? = nil,
-        audioGroup: String? = nil, isDefault: Bool = false, segments: SegmentSource
+        id: String, kind: Kind, bandwidth: Int? = nil, averageBandwidth: Int? = nil, width: Int? = nil,
+        height: Int? = nil, frameRate: Double? = nil, codecs: [String] = [], language: String? = nil,
+        name: String? = nil, audioGroup: String? = nil, subtitleGroup: String? = nil, isDefault: Bool = false,
+        segments: SegmentSource
     ) {
         self.id = id
         self.kind = kind
         self.bandwidth = bandwidth
+        self.averageBandwidth = averageBandwidth
         self.width = width
         self.height = height
         self.frameRate = frameRate
@@ -98,6 +106,7 @@ package struct StreamTrack: Sendable, Equatable {
         self.language = language
         self.name = name
         self.audioGroup = audioGroup
+        self.subtitleGroup = subtitleGroup
         self.isDefault = isDefault
         self.segments = segments
     }

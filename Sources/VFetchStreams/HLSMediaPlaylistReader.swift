@@ -1,0 +1,197 @@
+import Foundation
+
+/// Reads a media playlist line by line into its segments.
+///
+/// Tags before a URI line describe that one segment (`EXTINF`, `EXT-X-BYTERANGE`,
+/// `EXT-X-DISCONTINUITY`, `EXT-X-GAP`); `EXT-X-KEY` and `EXT-X-MAP` hold until the next of their
+/// kind. A segment marked `EXT-X-GAP` is left out, and the one after it marked as a discontinuity:
+/// a gap has no media to fetch (a client must not load it), and the model has no place for a
+/// segment without bytes; sequence numbers still count it, so they stay those of the playlist.
+struct HLSMediaPlaylistReader {
+    let url: URL
+    private var segments: [MediaSegment] = []
+    /// Segments read so far, gaps included: the next one's offset from `EXT-X-MEDIA-SEQUENCE`.
+    private var position = 0
+    private var mediaSequence = (line: 0, value: 0)
+    private var targetDuration: Double?
+    private var hasEndList = false
+    private var isVOD = false
+
+    // What the tags since the last URI line say about the next segment.
+    private var pendingDuration: (line: Int, seconds: Double)?
+    private var pendingByteRange: (line: Int, length: Int64, offset: Int64?)?
+    private var pendingDiscontinuity = false
+    private var pendingGap = false
+
+    // What holds until the next tag of its kind.
+    private var initialization: MediaResource?
+    private var encryption: SegmentEncryption = .none
+    /// The keys of consecutive `EXT-X-KEY` tags: one segment may list a key per KEYFORMAT
+    /// (Widevine, PlayReady, FairPlay, and sometimes a clear AES-128 key among them).
+    private var keys: [SegmentEncryption] = []
+    private var segmentSinceKey = false
+
+    /// Where the last byte range of each resource ended, for an `EXT-X-BYTERANGE` without an offset.
+    private var rangeEnds: [URL: Int64] = [:]
+    /// The last URI resolved: a single-file playlist names one resource a thousand times.
+    private var lastResolved: (uri: Substring, url: URL)?
+
+    init(url: URL) {
+        self.url = url
+    }
+
+    mutating func read(_ line: HLSLine) throws(StreamParseError) {
+        let number = line.number
+        switch line.content {
+        case .tag("EXTINF", let value):
+            if let pendingDuration { throw HLSPlaylist.failure(pendingDuration.line, "#EXTINF has no URI after it") }
+            let text = value[..<(value.utf8.firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex)].trimmingSpaces
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+                throw HLSPlaylist.failure(number, "#EXTINF duration \"\(text.prefix(40))\" is not a non-negative number")
+            }
+            pendingDuration = (number, seconds)
+        case .tag("EXT-X-BYTERANGE", let value):
+            guard let range = Self.byteRange(value) else { throw Self.badByteRange(value, line: number) }
+            pendingByteRange = (number, range.length, range.offset)
+        case .tag("EXT-X-TARGETDURATION", let value):
+            guard let seconds = Double(value), seconds.isFinite, seconds >= 0 else {
+                throw HLSPlaylist.failure(number, "#EXT-X-TARGETDURATION \"\(value.prefix(40))\" is not a number")
+            }
+            targetDuration = seconds
+        case .tag("EXT-X-MEDIA-SEQUENCE", let value):
+            guard let sequence = Int(value), sequence >= 0 else {
+                throw HLSPlaylist.failure(number, "#EXT-X-MEDIA-SEQUENCE \"\(value.prefix(40))\" is not a sequence number")
+            }
+            mediaSequence = (number, sequence)
+        case .tag("EXT-X-DISCONTINUITY", _):
+            pendingDiscontinuity = true
+        case .tag("EXT-X-GAP", _):
+            pendingGap = true
+        case .tag("EXT-X-ENDLIST", _):
+            hasEndList = true
+        case .tag("EXT-X-PLAYLIST-TYPE", let value):
+            isVOD = value == "VOD"
+        case .tag("EXT-X-MAP", let value):
+            initialization = try map(HLSAttributes(value), line: number)
+        case .tag("EXT-X-KEY", let value):
+            let key = try key(HLSAttributes(value), line: number)
+            if segmentSinceKey { keys = [] }
+            segmentSinceKey = false
+            keys.append(key)
+            // A clear key vfetch can use wins over DRM listed beside it.
+            encryption = keys.first { if case .aes128 = $0 { true } else { false } } ?? keys.first { $0 != .none } ?? .none
+        case .tag, .blank:
+            // EXT-X-DISCONTINUITY-SEQUENCE and EXT-X-PROGRAM-DATE-TIME say nothing the model keeps.
+            break
+        case .uri(let uri):
+            try readSegment(uri, line: number)
+        }
+    }
+
+    /// The segment list, once every line has been read.
+    func finish(lastLine: Int) throws(StreamParseError) -> SegmentList {
+        if let pendingDuration { throw HLSPlaylist.failure(pendingDuration.line, "#EXTINF has no URI after it") }
+        guard !segments.isEmpty else { throw HLSPlaylist.failure(lastLine, "the media playlist has no segments") }
+        // Sequence numbers are positions until now: EXT-X-MEDIA-SEQUENCE may come late in the text.
+        guard mediaSequence.value.addingReportingOverflow(position - 1).overflow == false else {
+            throw HLSPlaylist.failure(mediaSequence.line, "#EXT-X-MEDIA-SEQUENCE \(mediaSequence.value) is too large")
+        }
+        var list = SegmentList(segments: segments, isComplete: hasEndList || isVOD, targetDuration: targetDuration)
+        for index in list.segments.indices { list.segments[index].sequence += mediaSequence.value }
+        return list
+    }
+
+    private mutating func readSegment(_ uri: Substring, line: Int) throws(StreamParseError) {
+        guard let duration = pendingDuration else {
+            throw HLSPlaylist.failure(line, "a URI with no #EXTINF before it")
+        }
+        guard position < HLSPlaylist.maximumSegmentCount else {
+            throw HLSPlaylist.failure(line, "more than \(HLSPlaylist.maximumSegmentCount) segments")
+        }
+        let resource = try resolve(uri, line: line)
+        var byteRange: Range<Int64>?
+        if let range = pendingByteRange {
+            // Without an offset, a range starts where the previous range of the resource ended (RFC 8216 4.3.2.2).
+            guard let start = range.offset ?? rangeEnds[resource] else {
+                throw HLSPlaylist.failure(range.line, "#EXT-X-BYTERANGE has no offset and follows no range of \(uri.prefix(200))")
+            }
+            let (end, overflow) = start.addingReportingOverflow(range.length)
+            guard !overflow else { throw Self.badByteRange("\(range.length)@\(start)", line: range.line) }
+            byteRange = start..<end
+            rangeEnds[resource] = end
+        }
+        if pendingGap {
+            pendingDiscontinuity = true
+        } else {
+            segments.append(
+                MediaSegment(
+                    resource: MediaResource(url: resource, byteRange: byteRange), duration: duration.seconds,
+                    sequence: position, initialization: initialization, encryption: encryption,
+                    discontinuity: pendingDiscontinuity
+                )
+            )
+            pendingDiscontinuity = false
+        }
+        position += 1
+        pendingDuration = nil
+        pendingByteRange = nil
+        pendingGap = false
+        segmentSinceKey = true
+    }
+
+    private mutating func resolve(_ uri: Substring, line: Int) throws(StreamParseError) -> URL {
+        if let lastResolved, lastResolved.uri == uri { return lastResolved.url }
+        let resolved = try HLSPlaylist.resolve(uri, against: url, line: line)
+        lastResolved = (uri, resolved)
+        return resolved
+    }
+
+    /// `EXT-X-KEY`: how the following segments are encrypted.
+    private func key(_ attributes: HLSAttributes, line: Int) throws(StreamParseError) -> SegmentEncryption {
+        guard let method = attributes["METHOD"] else { throw HLSPlaylist.failure(line, "#EXT-X-KEY has no METHOD") }
+        let format = attributes["KEYFORMAT"] ?? "identity"
+        switch method {
+        case "NONE":
+            return .none
+        case "AES-128" where format == "identity":
+            guard let uri = attributes["URI"] else { throw HLSPlaylist.failure(line, "#EXT-X-KEY METHOD=AES-128 has no URI") }
+            var iv: [UInt8]?
+            if let text = attributes["IV"] {
+                guard let bytes = attributes.hexadecimal("IV", byteCount: 16) else {
+                    throw HLSPlaylist.failure(line, "#EXT-X-KEY IV \"\(text.prefix(40))\" is not a 128-bit hexadecimal number")
+                }
+                iv = bytes
+            }
+            return .aes128(key: try HLSPlaylist.resolve(uri, against: url, line: line), iv: iv)
+        default:
+            // SAMPLE-AES, or a DRM system's key (its URI is skd:// or data:, never resolved).
+            return .unsupported(String(format == "identity" ? method : format))
+        }
+    }
+
+    /// `EXT-X-MAP`: the initialization section of the following segments.
+    private mutating func map(_ attributes: HLSAttributes, line: Int) throws(StreamParseError) -> MediaResource {
+        guard let uri = attributes["URI"] else { throw HLSPlaylist.failure(line, "#EXT-X-MAP has no URI") }
+        let resource = try resolve(uri, line: line)
+        guard let text = attributes["BYTERANGE"] else { return MediaResource(url: resource) }
+        // Without an offset a map's range starts at 0: there is no earlier range for it to continue.
+        guard let range = Self.byteRange(text) else { throw Self.badByteRange(text, line: line) }
+        let start = range.offset ?? 0
+        let (end, overflow) = start.addingReportingOverflow(range.length)
+        guard !overflow else { throw Self.badByteRange(text, line: line) }
+        return MediaResource(url: resource, byteRange: start..<end)
+    }
+
+    /// A byte range as HLS writes it, `<length>[@<offset>]`, with a positive length.
+    private static func byteRange(_ text: Substring) -> (length: Int64, offset: Int64?)? {
+        let parts = text.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let length = Int64(parts[0]), length > 0 else { return nil }
+        guard parts.count == 2 else { return (length, nil) }
+        guard let offset = Int64(parts[1]), offset >= 0 else { return nil }
+        return (length, offset)
+    }
+
+    private static func badByteRange(_ text: some StringProtocol, line: Int) -> StreamParseError {
+        HLSPlaylist.failure(line, "bad byte range \"\(text.prefix(60))\": expected <length>[@<offset>] within 2^63 bytes")
+    }
+}
