@@ -50,6 +50,8 @@ public struct DownloadOptions: Sendable, Equatable {
     /// Playback first: head and tail at once, then the file in order with a lookahead window, so a
     /// player can start early; the other connections fill the rest.
     public var stream = false
+    /// A live HLS or DASH stream: stop recording after this many seconds of media (nil: at Ctrl-C or its end).
+    public var recordDuration: Double?
     /// Ignore an earlier run's manifest and start from zero.
     public var restart = false
     /// Resume even when the server gives no ETag or Last-Modified, if the length is unchanged.

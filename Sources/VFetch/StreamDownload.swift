@@ -119,7 +119,7 @@ public struct StreamCatalogInfo: Sendable, Equatable {
 }
 
 /// One stream download, on its own thread: the steps of `StreamDownload.run()` in order.
-private final class StreamJob: @unchecked Sendable {
+final class StreamJob: @unchecked Sendable {
     // Handed to one thread at creation and used only there.
     let url: String
     let output: String
@@ -256,117 +256,13 @@ private final class StreamJob: @unchecked Sendable {
 
     // MARK: - Segments
 
-    func fetchSegments(of tracks: [StreamTrack], lists: [SegmentList?], _ fetcher: SegmentFetcher) throws -> StreamDownloadSummary {
-        // One list of fetches: each track's init sections where they first apply, then its segments.
-        var resources: [MediaResource] = []
-        var segmentOf: [Int: MediaSegment] = [:]
-        var trackFetches: [[Int]] = []
-        var trackSeconds: [Double] = []
-        for list in lists {
-            var fetches: [Int] = []
-            var lastInit: MediaResource?
-            for segment in list?.segments ?? [] {
-                if case .unsupported(let name) = segment.encryption {
-                    throw DownloadError.unsupportedStream("encrypted with \(name), which vfetch cannot decrypt (DRM)")
-                }
-                if let initialization = segment.initialization, initialization != lastInit {
-                    lastInit = initialization
-                    fetches.append(resources.count)
-                    resources.append(initialization)
-                }
-                segmentOf[resources.count] = segment
-                fetches.append(resources.count)
-                resources.append(segment.resource)
-            }
-            trackFetches.append(fetches)
-            trackSeconds.append(list?.duration ?? 0)
-        }
-        guard !resources.isEmpty else { throw DownloadError.badResponse("the stream has no segments") }
-        if lists.contains(where: { $0?.isComplete == false }) {
-            throw DownloadError.unsupportedStream("a live stream (no end in its playlist); recording live streams is not supported yet")
-        }
-        let keys = try fetchKeys(for: segmentOf.values, fetcher)
-
-        let parts = try StreamParts(output: output)
-        let fingerprint = StreamManifest.fingerprint(of: resources)
-        let earlier = parts.kept(fingerprint: fingerprint, fetches: resources.count)
-        var manifest = StreamManifest(source: url, fingerprint: fingerprint, fetches: resources.count, kept: earlier)
-        var plan = SegmentFetchPlan(
-            count: resources.count, done: Set(earlier.map(\.fetch)), connections: options.connections, retry: retryPolicy,
-            skipUnavailable: skipUnavailable)
-        if !earlier.isEmpty { events?.yield(.notice("resuming: \(earlier.count) of \(resources.count) segments kept by an earlier run")) }
-
-        let requests = resources.map { SegmentFetcher.Request(url: $0.url.absoluteString, range: $0.byteRange) }
-        let total = trackSeconds.first ?? 0
-        let resumedBytes = earlier.reduce(Int64(0)) { $0 + $1.size }
-        var bytes = resumedBytes
-        // Media time counts the first track's segments (the video).
-        let firstTrack = Set(trackFetches.first ?? [])
-        var secondsDone = earlier.filter { firstTrack.contains($0.fetch) }.reduce(0.0) { $0 + (segmentOf[$1.fetch]?.duration ?? 0) }
-        var writeError: DownloadError?
-
-        let result = fetcher.run(requests, plan: &plan) { index, body in
-            if let type = body.contentType?.lowercased(), type.hasPrefix("text/html") {
-                return .invalid("an HTML page, not a segment")
-            }
-            var data = body.bytes
-            if let segment = segmentOf[index], case .aes128(let key, let iv) = segment.encryption {
-                guard let keyBytes = keys[key] else { return .invalid("no key") }
-                do {
-                    data = try AES128CBC.decrypt(data, key: keyBytes, iv: iv ?? AES128CBC.hlsIV(mediaSequence: UInt64(max(0, segment.sequence))))
-                } catch {
-                    return .invalid("cannot decrypt with its key: \(error)")
-                }
-            }
-            do throws(DownloadError) {
-                try parts.write(data, fetch: index)
-            } catch {
-                writeError = writeError ?? error
-                signal.cancel()
-                return .invalid("\(error)")
-            }
-            manifest.kept.append(.init(fetch: index, size: Int64(data.count), tag: BlockTag.of(data)))
-            bytes += Int64(data.count)
-            if firstTrack.contains(index) { secondsDone += segmentOf[index]?.duration ?? 0 }
-            // Saved at every segment, so a kill never costs a finished one (the list is small: ~50 bytes a segment).
-            try? parts.save(manifest)
-            let now = fetcher.now
-            events?.yield(
-                .streamProgress(
-                    StreamProgress(
-                        segmentsDone: manifest.kept.count, segmentsTotal: resources.count, secondsDone: secondsDone, secondsTotal: total,
-                        bytesDone: bytes, bytesPerSecond: Double(bytes - resumedBytes) / max(now, 0.001),
-                        activeConnections: fetcher.active, lastSegment: index)))
-            return nil
-        }
-        try? parts.save(manifest)
-        if let writeError { throw writeError }
-        try result.get()
-
-        let skipped = plan.skipped
-        let skippedSet = Set(skipped.map(\.fetch))
-        let saved = zip(tracks, trackFetches).enumerated().map { position, pair in
-            StreamDownloadSummary.Track(
-                id: pair.0.id, kind: pair.0.kind.rawValue,
-                files: pair.1.filter { !skippedSet.contains($0) }.map(parts.path(of:)),
-                seconds: trackSeconds[position])
-        }
-        return StreamDownloadSummary(
-            tracks: saved, partsDirectory: parts.directory, segments: resources.count, resumedSegments: earlier.count, bytes: bytes,
-            seconds: elapsed, skipped: skipped.map { "\(requests[$0.fetch].url): \($0.reason)" })
-    }
-
     var elapsed: Double {
         let time = ContinuousClock.now - started
         return Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
     }
 
-    /// Fetches every AES-128 key once; each must be 16 bytes. Keys stay in memory, never on disk.
-    func fetchKeys(for segments: some Sequence<MediaSegment>, _ fetcher: SegmentFetcher) throws(DownloadError) -> [URL: [UInt8]] {
-        var urls: [URL] = []
-        for segment in segments {
-            if case .aes128(let key, _) = segment.encryption, !urls.contains(key) { urls.append(key) }
-        }
+    /// Fetches AES-128 keys; each must be 16 bytes. Keys stay in memory, never on disk.
+    func fetchKeys(_ urls: [URL], _ fetcher: SegmentFetcher) throws(DownloadError) -> [URL: [UInt8]] {
         let bodies = try fetchDocuments(urls.map { SegmentFetcher.Request(url: $0.absoluteString, limit: 1024) }, fetcher)
         var keys: [URL: [UInt8]] = [:]
         for (url, body) in zip(urls, bodies) {

@@ -109,6 +109,9 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .customLong("keep-segments"), help: "HLS/DASH: keep the fetched segments in NAME.parts/ after the remux.")
     var keepSegments = false
 
+    @Option(help: "Live HLS/DASH: stop recording after this many seconds of media (otherwise at Ctrl-C or the stream's end).")
+    var duration: Double?
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -126,6 +129,7 @@ struct GetCommand: AsyncParsableCommand {
         try RequestHeader.validate(userAgent, option: "user-agent")
         try RequestHeader.validate(referer, option: "referer")
         try validateMaxRetryWait(maxRetryWait)
+        if let duration, !(duration > 0 && duration <= 7 * 86400) { throw ValidationError("--duration must be between 0 and 604800 seconds") }
         if let format {
             do { _ = try TrackSelection(format) } catch { throw ValidationError(error.description) }
         }
@@ -161,6 +165,7 @@ struct GetCommand: AsyncParsableCommand {
             options.checkpointInterval = checkpointInterval
         }
         options.trustLength = trustLength
+        options.recordDuration = duration
         return options
     }
 

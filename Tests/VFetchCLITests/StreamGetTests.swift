@@ -223,3 +223,63 @@ struct StreamGetTests {
         #expect(result.standardError.contains("DRM"))
     }
 }
+
+/// A live HLS stream whose window slides while `get` records it.
+@Suite(.enabled(if: StreamFixture.isAvailable, "needs ffmpeg to make the streams"))
+struct LiveStreamTests {
+    static func window(_ segments: ClosedRange<Int>, names: [String], ended: Bool) -> [UInt8] {
+        var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:\(segments.lowerBound)\n"
+        for index in segments { text += "#EXTINF:2.0,\n\(names[index])\n" }
+        if ended { text += "#EXT-X-ENDLIST\n" }
+        return Array(text.utf8)
+    }
+
+    @Test func aLiveWindowIsRecordedUntilItEndsWithEverySegmentOnce() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        // The first variant's segments, named as its media playlist names them.
+        let variant = try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8)
+            .split(separator: "\n").first { !$0.hasPrefix("#") }.map(String.init)
+        let media = try String(contentsOfFile: fixture.path(try #require(variant)), encoding: .utf8)
+        let folder = (try #require(variant) as NSString).deletingLastPathComponent
+        let names = media.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { folder.isEmpty ? String($0) : folder + "/" + $0 }
+        #expect(names.count == 3)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            var playlist = OriginBehavior()
+            playlist.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/s/live.m3u8", Self.window(0...1, names: names, ended: false), behavior: playlist)
+            let output = directory + "/live.mp4"
+            let slide = Task {
+                try await Task.sleep(for: .milliseconds(1500))
+                origin.replace("/s/live.m3u8", with: Self.window(1...2, names: names, ended: false))
+                try await Task.sleep(for: .milliseconds(1500))
+                origin.replace("/s/live.m3u8", with: Self.window(1...2, names: names, ended: true))
+            }
+            let result = try await vfetch(["get", origin.url("/s/live.m3u8"), "-o", output])
+            try await slide.value
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
+            let segmentGets = origin.requests.filter { $0.method == "GET" && $0.path.hasSuffix(".ts") }.map(\.path)
+            #expect(segmentGets.count == 3, "\(segmentGets)")
+        }
+    }
+
+    @Test func durationStopsARecordingThatWouldNotEnd() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        let variant = try #require(
+            try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") })
+        let media = try String(contentsOfFile: fixture.path(String(variant)), encoding: .utf8)
+        let folder = (String(variant) as NSString).deletingLastPathComponent
+        let names = media.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { folder.isEmpty ? String($0) : folder + "/" + $0 }
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            var playlist = OriginBehavior()
+            playlist.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/s/live.m3u8", Self.window(0...2, names: names, ended: false), behavior: playlist)
+            let output = directory + "/live.mp4"
+            let result = try await vfetch(["get", origin.url("/s/live.m3u8"), "-o", output, "--duration", "4"])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try await StreamGetTests.videoFrames(output).count == 3 * StreamFixture.segmentDuration * StreamFixture.frameRate)
+        }
+    }
+}

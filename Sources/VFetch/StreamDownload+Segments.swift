@@ -1,0 +1,201 @@
+import Foundation
+import VFetchCore
+import VFetchStreams
+
+/// The fetches of a stream download as they accumulate: each track's init sections (where they first
+/// apply) and segments, in play order, under one numbering. A live stream appends to it at every reload.
+struct FetchList {
+    private(set) var resources: [MediaResource] = []
+    private(set) var segments: [Int: MediaSegment] = [:]
+    /// Per track, its fetches in play order.
+    private(set) var tracks: [[Int]]
+    private(set) var trackSeconds: [Double]
+    private var lastInit: [MediaResource?]
+    private var seen: Set<MediaResource> = []
+
+    init(trackCount: Int) {
+        tracks = Array(repeating: [], count: trackCount)
+        trackSeconds = Array(repeating: 0, count: trackCount)
+        lastInit = Array(repeating: nil, count: trackCount)
+    }
+
+    /// Adds the segments of `track` not yet in the list (a live reload repeats the ones it had).
+    mutating func append(_ list: SegmentList, track: Int) throws(DownloadError) {
+        for segment in list.segments where !seen.contains(segment.resource) {
+            if case .unsupported(let name) = segment.encryption {
+                throw .unsupportedStream("encrypted with \(name), which vfetch cannot decrypt (DRM)")
+            }
+            seen.insert(segment.resource)
+            if let initialization = segment.initialization, initialization != lastInit[track] {
+                lastInit[track] = initialization
+                tracks[track].append(resources.count)
+                resources.append(initialization)
+            }
+            segments[resources.count] = segment
+            tracks[track].append(resources.count)
+            resources.append(segment.resource)
+            trackSeconds[track] += segment.duration
+        }
+    }
+}
+
+extension StreamJob {
+    /// Fetches every segment of the chosen tracks into the parts folder, resuming what an earlier run kept.
+    /// A live stream is recorded from its live edge until Ctrl-C, `--duration`, or its end.
+    func fetchSegments(of tracks: [StreamTrack], lists: [SegmentList?], _ fetcher: SegmentFetcher) throws -> StreamDownloadSummary {
+        let isLive = lists.contains { $0?.isComplete == false }
+        var list = FetchList(trackCount: tracks.count)
+        for (track, segments) in lists.enumerated() {
+            guard var segments else { continue }
+            // A live window can reach back hours: start at its live edge, as players do.
+            if isLive { segments.segments = Array(segments.segments.suffix(Self.liveEdgeSegments)) }
+            try list.append(segments, track: track)
+        }
+        guard !list.resources.isEmpty else { throw DownloadError.badResponse("the stream has no segments") }
+
+        let parts = try StreamParts(output: output)
+        let fingerprint = StreamManifest.fingerprint(of: list.resources)
+        let earlier = isLive ? [] : parts.kept(fingerprint: fingerprint, fetches: list.resources.count)
+        if !earlier.isEmpty {
+            events?.yield(.notice("resuming: \(earlier.count) of \(list.resources.count) segments kept by an earlier run"))
+        }
+        let state = SegmentState(
+            manifest: StreamManifest(source: url, fingerprint: fingerprint, fetches: list.resources.count, kept: earlier),
+            parts: parts, isLive: isLive)
+        var skipped: [String] = []
+        var keys: [URL: [UInt8]] = [:]
+        var fetched = 0  // fetches of the batches before
+        var ended = !isLive
+        var lastReload = fetcher.now
+        var reloadAfter = lists.compactMap { $0?.targetDuration }.min() ?? 2
+        while true {
+            let batch = Array(fetched..<list.resources.count)
+            let newKeys = Set(batch.compactMap { list.segments[$0]?.keyURL }).subtracting(keys.keys)
+            for (url, key) in try fetchKeys(Array(newKeys), fetcher) { keys[url] = key }
+            switch fetchBatch(batch, of: list, keys: keys, state: state, fetcher) {
+            case .failure(.interrupted) where isLive && state.writeError == nil:
+                ended = true  // Ctrl-C ends a recording: what arrived is saved
+            case .failure(let error): throw state.writeError ?? error
+            case .success(let left): skipped += left
+            }
+            fetched = list.resources.count
+            if let duration = options.recordDuration, list.trackSeconds[0] >= duration { ended = true }
+            // A live playlist is read again after its target duration, or half of one when it had not changed.
+            guard !ended, waitUntil(lastReload + reloadAfter, fetcher) else { break }
+            lastReload = fetcher.now
+            // Segments listed in the document itself (DASH) come with the document read again.
+            let inline = tracks.contains { if case .list = $0.segments { true } else { false } }
+            let fresh = inline ? try readCatalog(fetcher).tracks : []
+            let current = tracks.map { track in fresh.first { $0.id == track.id } ?? track }
+            let reloaded = try segmentLists(of: current, fetcher)
+            for (track, segments) in reloaded.enumerated() {
+                if let segments { try list.append(segments, track: track) }
+            }
+            let target = reloaded.compactMap { $0?.targetDuration }.min() ?? reloadAfter
+            reloadAfter = list.resources.count > fetched ? target : target / 2
+            ended = reloaded.allSatisfy { $0?.isComplete != false }
+        }
+        if !isLive { try parts.save(state.manifest) }
+        let kept = Set(state.manifest.kept.map(\.fetch))
+        let saved = tracks.indices.map { track in
+            StreamDownloadSummary.Track(
+                id: tracks[track].id, kind: tracks[track].kind.rawValue,
+                files: list.tracks[track].filter(kept.contains).map(parts.path(of:)),
+                seconds: list.tracks[track].filter(kept.contains).reduce(0.0) { $0 + (list.segments[$1]?.duration ?? 0) })
+        }
+        return StreamDownloadSummary(
+            tracks: saved, partsDirectory: parts.directory, segments: list.resources.count, resumedSegments: earlier.count,
+            bytes: state.bytes, seconds: elapsed, skipped: skipped)
+    }
+
+    /// Segments a live recording starts with: the last few of the window, as ffmpeg and streamlink do.
+    static let liveEdgeSegments = 3
+
+    /// Sleeps until `time` on the fetcher's clock; false when the download was stopped meanwhile.
+    func waitUntil(_ time: Double, _ fetcher: SegmentFetcher) -> Bool {
+        while fetcher.now < time {
+            if signal.isCancelled { return false }
+            Thread.sleep(forTimeInterval: min(0.1, time - fetcher.now))
+        }
+        return !signal.isCancelled
+    }
+
+    /// Fetches `batch` (fetch numbers of `list`) in parallel; the skipped ones come back with why.
+    func fetchBatch(_ batch: [Int], of list: FetchList, keys: [URL: [UInt8]], state: SegmentState, _ fetcher: SegmentFetcher)
+        -> Result<[String], DownloadError>
+    {
+        let kept = Set(state.manifest.kept.map(\.fetch))
+        let requests = batch.map { SegmentFetcher.Request(url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange) }
+        var plan = SegmentFetchPlan(
+            count: batch.count, done: Set(batch.indices.filter { kept.contains(batch[$0]) }), connections: options.connections,
+            retry: retryPolicy, skipUnavailable: skipUnavailable)
+        let total = list.trackSeconds.first ?? 0
+        let firstTrack = Set(list.tracks.first ?? [])
+        let result = fetcher.run(requests, plan: &plan) { position, body in
+            let fetch = batch[position]
+            if let type = body.contentType?.lowercased(), type.hasPrefix("text/html") {
+                return .invalid("an HTML page, not a segment")
+            }
+            var data = body.bytes
+            if let segment = list.segments[fetch], case .aes128(let key, let iv) = segment.encryption {
+                guard let keyBytes = keys[key] else { return .invalid("no key") }
+                do {
+                    let sequenceIV = AES128CBC.hlsIV(mediaSequence: UInt64(max(0, segment.sequence)))
+                    data = try AES128CBC.decrypt(data, key: keyBytes, iv: iv ?? sequenceIV)
+                } catch {
+                    return .invalid("cannot decrypt with its key: \(error)")
+                }
+            }
+            do throws(DownloadError) {
+                try state.keep(data, fetch: fetch)
+            } catch {
+                state.writeError = state.writeError ?? error
+                signal.cancel()
+                return .invalid("\(error)")
+            }
+            if firstTrack.contains(fetch) { state.secondsDone += list.segments[fetch]?.duration ?? 0 }
+            events?.yield(
+                .streamProgress(
+                    StreamProgress(
+                        segmentsDone: state.manifest.kept.count, segmentsTotal: list.resources.count, secondsDone: state.secondsDone,
+                        secondsTotal: state.isLive ? state.secondsDone : total, bytesDone: state.bytes,
+                        bytesPerSecond: Double(state.bytes - state.resumedBytes) / max(fetcher.now, 0.001),
+                        activeConnections: fetcher.active, lastSegment: fetch)))
+            return nil
+        }
+        return result.map { plan.skipped.map { "\(requests[$0.fetch].url): \($0.reason)" } }
+    }
+}
+
+/// What the segment stage has kept so far; saved (for a finite stream) at every kept segment, so a kill
+/// never costs a finished one. Confined to the download's thread.
+final class SegmentState {
+    var manifest: StreamManifest
+    let parts: StreamParts
+    let isLive: Bool
+    let resumedBytes: Int64
+    var bytes: Int64
+    var secondsDone = 0.0
+    var writeError: DownloadError?
+
+    init(manifest: StreamManifest, parts: StreamParts, isLive: Bool) {
+        self.manifest = manifest
+        self.parts = parts
+        self.isLive = isLive
+        resumedBytes = manifest.kept.reduce(0) { $0 + $1.size }
+        bytes = resumedBytes
+    }
+
+    func keep(_ data: [UInt8], fetch: Int) throws(DownloadError) {
+        try parts.write(data, fetch: fetch)
+        manifest.kept.append(.init(fetch: fetch, size: Int64(data.count), tag: BlockTag.of(data)))
+        manifest.fetches = max(manifest.fetches, fetch + 1)
+        bytes += Int64(data.count)
+        // A live recording cannot resume (its window moves on), so it keeps no manifest.
+        if !isLive { try parts.save(manifest) }
+    }
+}
+
+extension MediaSegment {
+    var keyURL: URL? { if case .aes128(let key, _) = encryption { key } else { nil } }
+}
