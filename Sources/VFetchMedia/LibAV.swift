@@ -51,6 +51,27 @@ private struct Symbols {
     let indexEntryCount: @convention(c) (UnsafePointer<AVStream>?) -> Int32
     let indexEntry: @convention(c) (UnsafeMutablePointer<AVStream>?, Int32) -> UnsafePointer<AVIndexEntry>?
     let codecName: @convention(c) (AVCodecID) -> UnsafePointer<CChar>?
+    // Reading packets and writing them into another container (`StreamRemuxer`).
+    let readFrame: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVPacket>?) -> Int32
+    let allocOutputContext: @convention(c) (
+        UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<AVOutputFormat>?,
+        UnsafePointer<CChar>?, UnsafePointer<CChar>?
+    ) -> Int32
+    let freeContext: @convention(c) (UnsafeMutablePointer<AVFormatContext>?) -> Void
+    let newStream: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafePointer<AVCodec>?) -> UnsafeMutablePointer<AVStream>?
+    let parametersCopy: @convention(c) (UnsafeMutablePointer<AVCodecParameters>?, UnsafePointer<AVCodecParameters>?) -> Int32
+    let queryCodec: @convention(c) (UnsafePointer<AVOutputFormat>?, AVCodecID, Int32) -> Int32
+    let codecIDForTag: @convention(c) (UnsafePointer<OpaquePointer?>?, UInt32) -> AVCodecID
+    let tagForCodecID: @convention(c) (UnsafePointer<OpaquePointer?>?, AVCodecID, UnsafeMutablePointer<UInt32>?) -> Int32
+    let writeHeader: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let interleavedWriteFrame: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVPacket>?) -> Int32
+    let writeTrailer: @convention(c) (UnsafeMutablePointer<AVFormatContext>?) -> Int32
+    let packetAlloc: @convention(c) () -> UnsafeMutablePointer<AVPacket>?
+    let packetFree: @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVPacket>?>?) -> Void
+    let packetUnref: @convention(c) (UnsafeMutablePointer<AVPacket>?) -> Void
+    let packetRescaleTimestamps: @convention(c) (UnsafeMutablePointer<AVPacket>?, AVRational, AVRational) -> Void
+    let rescale: @convention(c) (Int64, AVRational, AVRational) -> Int64
+    let dictionaryCopy: @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32
 
     /// nil when the libraries cannot be opened; `failure` says why.
     nonisolated(unsafe) static var failure = ""
@@ -90,18 +111,45 @@ private struct Symbols {
             let closeInput = symbol("avformat_close_input", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?) -> Void).self),
             let indexEntryCount = symbol("avformat_index_get_entries_count", as: (@convention(c) (UnsafePointer<AVStream>?) -> Int32).self),
             let indexEntry = symbol("avformat_index_get_entry", as: (@convention(c) (UnsafeMutablePointer<AVStream>?, Int32) -> UnsafePointer<AVIndexEntry>?).self),
-            let codecName = symbol("avcodec_get_name", as: (@convention(c) (AVCodecID) -> UnsafePointer<CChar>?).self)
+            let codecName = symbol("avcodec_get_name", as: (@convention(c) (AVCodecID) -> UnsafePointer<CChar>?).self),
+            let readFrame = symbol("av_read_frame", as: Self.packetCallType),
+            let allocOutputContext = symbol("avformat_alloc_output_context2", as: Self.allocOutputContextType),
+            let freeContext = symbol("avformat_free_context", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?) -> Void).self),
+            let newStream = symbol("avformat_new_stream", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafePointer<AVCodec>?) -> UnsafeMutablePointer<AVStream>?).self),
+            let parametersCopy = symbol("avcodec_parameters_copy", as: (@convention(c) (UnsafeMutablePointer<AVCodecParameters>?, UnsafePointer<AVCodecParameters>?) -> Int32).self),
+            let queryCodec = symbol("avformat_query_codec", as: (@convention(c) (UnsafePointer<AVOutputFormat>?, AVCodecID, Int32) -> Int32).self),
+            let codecIDForTag = symbol("av_codec_get_id", as: (@convention(c) (UnsafePointer<OpaquePointer?>?, UInt32) -> AVCodecID).self),
+            let tagForCodecID = symbol("av_codec_get_tag2", as: (@convention(c) (UnsafePointer<OpaquePointer?>?, AVCodecID, UnsafeMutablePointer<UInt32>?) -> Int32).self),
+            let writeHeader = symbol("avformat_write_header", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32).self),
+            let interleavedWriteFrame = symbol("av_interleaved_write_frame", as: Self.packetCallType),
+            let writeTrailer = symbol("av_write_trailer", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?) -> Int32).self),
+            let packetAlloc = symbol("av_packet_alloc", as: (@convention(c) () -> UnsafeMutablePointer<AVPacket>?).self),
+            let packetFree = symbol("av_packet_free", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVPacket>?>?) -> Void).self),
+            let packetUnref = symbol("av_packet_unref", as: (@convention(c) (UnsafeMutablePointer<AVPacket>?) -> Void).self),
+            let packetRescaleTimestamps = symbol("av_packet_rescale_ts", as: (@convention(c) (UnsafeMutablePointer<AVPacket>?, AVRational, AVRational) -> Void).self),
+            let rescale = symbol("av_rescale_q", as: (@convention(c) (Int64, AVRational, AVRational) -> Int64).self),
+            let dictionaryCopy = symbol("av_dict_copy", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32).self)
         else { return nil }
         (self.logSetLevel, self.strerror, self.malloc, self.free, self.freep) = (logSetLevel, strerror, malloc, free, freep)
         (self.ioAllocContext, self.ioContextFree, self.allocContext) = (ioAllocContext, ioContextFree, allocContext)
         (self.openInput, self.findStreamInfo, self.seekFrame, self.closeInput) = (openInput, findStreamInfo, seekFrame, closeInput)
         (self.indexEntryCount, self.indexEntry, self.codecName) = (indexEntryCount, indexEntry, codecName)
+        (self.readFrame, self.allocOutputContext, self.freeContext, self.newStream) = (readFrame, allocOutputContext, freeContext, newStream)
+        (self.parametersCopy, self.queryCodec, self.codecIDForTag, self.tagForCodecID) = (parametersCopy, queryCodec, codecIDForTag, tagForCodecID)
+        (self.writeHeader, self.interleavedWriteFrame, self.writeTrailer) = (writeHeader, interleavedWriteFrame, writeTrailer)
+        (self.packetAlloc, self.packetFree, self.packetUnref) = (packetAlloc, packetFree, packetUnref)
+        (self.packetRescaleTimestamps, self.rescale, self.dictionaryCopy) = (packetRescaleTimestamps, rescale, dictionaryCopy)
         logSetLevel(AV_LOG_QUIET)  // libavformat logs to stderr by default, over vfetch's progress display
     }
 
     static let ioAllocContextType = (@convention(c) (
         UnsafeMutablePointer<UInt8>?, Int32, Int32, UnsafeMutableRawPointer?, ReadPacket?, ReadPacket?, Seek?
     ) -> UnsafeMutablePointer<AVIOContext>?).self
+    static let packetCallType = (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVPacket>?) -> Int32).self
+    static let allocOutputContextType = (@convention(c) (
+        UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<AVOutputFormat>?,
+        UnsafePointer<CChar>?, UnsafePointer<CChar>?
+    ) -> Int32).self
     static let openInputType = (@convention(c) (
         UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<CChar>?,
         UnsafePointer<AVInputFormat>?, UnsafeMutablePointer<OpaquePointer?>?
@@ -163,6 +211,15 @@ enum LibAV {
         read: AVIOReadCallback, seek: AVIOSeekCallback
     ) -> UnsafeMutablePointer<AVIOContext>? {
         Symbols.loaded?.ioAllocContext(buffer.assumingMemoryBound(to: UInt8.self), size, 0, opaque, read, nil, seek)
+    }
+
+    /// The corresponding call is `avio_alloc_context` (write-only: no read callback). The write
+    /// callback's type is the read callback's: libavformat 59 declares its buffer non-const.
+    static func allocateWritingIOContext(
+        buffer: UnsafeMutableRawPointer, size: Int32, opaque: UnsafeMutableRawPointer,
+        write: AVIOReadCallback, seek: AVIOSeekCallback
+    ) -> UnsafeMutablePointer<AVIOContext>? {
+        Symbols.loaded?.ioAllocContext(buffer.assumingMemoryBound(to: UInt8.self), size, 1, opaque, nil, write, seek)
     }
 
     /// Frees the buffer the context holds now, which libavformat may have reallocated, then the
@@ -227,5 +284,125 @@ enum LibAV {
     static func codecName(_ id: AVCodecID) -> String {
         guard let name = Symbols.loaded?.codecName(id) else { return "none" }
         return String(cString: name)
+    }
+
+    // MARK: Reading packets
+
+    /// The next packet of any stream not discarded; `AVERROR_EOF` at the end. The corresponding
+    /// call is `av_read_frame`.
+    static func readFrame(_ context: UnsafeMutablePointer<AVFormatContext>, into packet: UnsafeMutablePointer<AVPacket>)
+        -> Int32
+    {
+        Symbols.loaded?.readFrame(context, packet) ?? error(ENOSYS)
+    }
+
+    // MARK: Muxing
+
+    /// An output context for the muxer named `formatName` ("mp4", "matroska"); `url` is what the
+    /// muxer names the output by. The corresponding call is `avformat_alloc_output_context2`.
+    static func allocateOutputContext(formatName: String, url: String) throws(AVFormatError)
+        -> UnsafeMutablePointer<AVFormatContext>
+    {
+        guard let library = Symbols.loaded else { throw AVFormatError(code: error(ENOSYS), call: Symbols.failure) }
+        var pointer: UnsafeMutablePointer<AVFormatContext>?
+        let code = library.allocOutputContext(&pointer, nil, formatName, url)
+        guard code >= 0, let pointer else { throw AVFormatError(code: code, call: "avformat_alloc_output_context2") }
+        return pointer
+    }
+
+    /// Frees a context that was never opened for input, and its streams. The corresponding call is
+    /// `avformat_free_context`.
+    static func freeContext(_ context: UnsafeMutablePointer<AVFormatContext>) {
+        Symbols.loaded?.freeContext(context)
+    }
+
+    /// The corresponding call is `avformat_new_stream`.
+    static func newStream(_ context: UnsafeMutablePointer<AVFormatContext>) throws(AVFormatError)
+        -> UnsafeMutablePointer<AVStream>
+    {
+        guard let stream = Symbols.loaded?.newStream(context, nil) else {
+            throw AVFormatError(code: error(ENOMEM), call: "avformat_new_stream")
+        }
+        return stream
+    }
+
+    /// The corresponding call is `avcodec_parameters_copy`.
+    static func copyParameters(
+        from source: UnsafePointer<AVCodecParameters>, to destination: UnsafeMutablePointer<AVCodecParameters>
+    ) throws(AVFormatError) {
+        let code = Symbols.loaded?.parametersCopy(destination, source) ?? error(ENOSYS)
+        if code < 0 { throw AVFormatError(code: code, call: "avcodec_parameters_copy") }
+    }
+
+    /// 1 when the muxer can store `codec`, 0 when it cannot, negative when it does not say.
+    /// The corresponding call is `avformat_query_codec` (normal strictness).
+    static func queryCodec(_ format: UnsafePointer<AVOutputFormat>, _ codec: AVCodecID) -> Int32 {
+        Symbols.loaded?.queryCodec(format, codec, FF_COMPLIANCE_NORMAL) ?? error(ENOSYS)
+    }
+
+    /// The codec a muxer's tag table maps `tag` to. The corresponding call is `av_codec_get_id`.
+    static func codecID(forTag tag: UInt32, in tags: UnsafePointer<OpaquePointer?>) -> AVCodecID {
+        Symbols.loaded?.codecIDForTag(tags, tag) ?? AV_CODEC_ID_NONE
+    }
+
+    /// Whether a muxer's tag table has a tag for `codec`. The corresponding call is `av_codec_get_tag2`.
+    static func hasTag(for codec: AVCodecID, in tags: UnsafePointer<OpaquePointer?>) -> Bool {
+        var tag: UInt32 = 0
+        return (Symbols.loaded?.tagForCodecID(tags, codec, &tag) ?? 0) != 0
+    }
+
+    /// Initializes the muxer and writes the container's header. The corresponding call is
+    /// `avformat_write_header`.
+    static func writeHeader(_ context: UnsafeMutablePointer<AVFormatContext>) throws(AVFormatError) {
+        let code = Symbols.loaded?.writeHeader(context, nil) ?? error(ENOSYS)
+        if code < 0 { throw AVFormatError(code: code, call: "avformat_write_header") }
+    }
+
+    /// Hands a packet to the muxer, which takes its data (the packet is blank afterwards), inserts
+    /// the bitstream filters the container needs and writes packets in `dts` order.
+    /// The corresponding call is `av_interleaved_write_frame`.
+    static func interleavedWriteFrame(
+        _ context: UnsafeMutablePointer<AVFormatContext>, _ packet: UnsafeMutablePointer<AVPacket>
+    ) throws(AVFormatError) {
+        let code = Symbols.loaded?.interleavedWriteFrame(context, packet) ?? error(ENOSYS)
+        if code < 0 { throw AVFormatError(code: code, call: "av_interleaved_write_frame") }
+    }
+
+    /// Writes the packets still queued and the container's trailer, and flushes the output.
+    /// The corresponding call is `av_write_trailer`.
+    static func writeTrailer(_ context: UnsafeMutablePointer<AVFormatContext>) throws(AVFormatError) {
+        let code = Symbols.loaded?.writeTrailer(context) ?? error(ENOSYS)
+        if code < 0 { throw AVFormatError(code: code, call: "av_write_trailer") }
+    }
+
+    /// Copies every entry of `source` into `destination`. The corresponding call is `av_dict_copy`.
+    static func copyDictionary(_ source: OpaquePointer?, to destination: UnsafeMutablePointer<OpaquePointer?>) {
+        guard let source else { return }
+        _ = Symbols.loaded?.dictionaryCopy(destination, source, 0)
+    }
+
+    // MARK: Packets and timestamps
+
+    /// The corresponding call is `av_packet_alloc`.
+    static func allocatePacket() -> UnsafeMutablePointer<AVPacket>? { Symbols.loaded?.packetAlloc() }
+
+    /// The corresponding call is `av_packet_free`.
+    static func freePacket(_ packet: UnsafeMutablePointer<AVPacket>) {
+        var pointer: UnsafeMutablePointer<AVPacket>? = packet
+        Symbols.loaded?.packetFree(&pointer)
+    }
+
+    /// Releases the packet's data and resets its fields. The corresponding call is `av_packet_unref`.
+    static func unrefPacket(_ packet: UnsafeMutablePointer<AVPacket>) { Symbols.loaded?.packetUnref(packet) }
+
+    /// Converts the packet's `pts`, `dts` and `duration` from one time base to another, rounding
+    /// to nearest; unknown timestamps stay unknown. The corresponding call is `av_packet_rescale_ts`.
+    static func rescaleTimestamps(_ packet: UnsafeMutablePointer<AVPacket>, from source: AVRational, to target: AVRational) {
+        Symbols.loaded?.packetRescaleTimestamps(packet, source, target)
+    }
+
+    /// `value` in `source` units as `target` units, rounded to nearest. The corresponding call is `av_rescale_q`.
+    static func rescale(_ value: Int64, from source: AVRational, to target: AVRational) -> Int64 {
+        Symbols.loaded?.rescale(value, source, target) ?? value
     }
 }

@@ -374,6 +374,68 @@ import Darwin
             try await origin.shutdown()
         }
     }
+
+    // MARK: Stream fixtures
+
+    /// A fixture published from its directory: the entry playlist or manifest and a segment (and
+    /// the initialization section or key where there is one) answer with their stream types.
+    @Test(.enabled(if: StreamFixture.isAvailable, "ffmpeg makes the stream fixtures, and it is not installed"),
+        arguments: StreamFixture.Kind.allCases)
+    func servesStreamFixture(_ kind: StreamFixture.Kind) async throws {
+        let fixture = try await StreamFixture.shared(kind)
+        try await withOrigin { origin in
+            try origin.publishDirectory(fixture.directory, at: "/stream")
+            let entry = try await curl([origin.url("/stream/" + fixture.entry)])
+            #expect(entry.status == 200)
+            #expect(entry.header("Content-Type") == (kind == .dash ? "application/dash+xml" : "application/vnd.apple.mpegurl"))
+            #expect(entry.body == [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixture.path(fixture.entry)))))
+            let text = String(decoding: entry.body, as: UTF8.self)
+
+            // What the entry names, then files to fetch with their types.
+            let (named, files): ([String], [(String, String)]) =
+                switch kind {
+                case .hlsVariants:
+                    (["RESOLUTION=320x180", "v0/index.m3u8", "v2/index.m3u8"],
+                     [("v0/index.m3u8", "application/vnd.apple.mpegurl"), ("v1/segment0.ts", "video/mp2t")])
+                case .hlsFragmented:
+                    (["#EXT-X-MAP:URI=\"init.mp4\"", "segment2.m4s"], [("init.mp4", "video/mp4"), ("segment0.m4s", "video/mp4")])
+                case .hlsByteRange: (["#EXT-X-BYTERANGE:", "stream.ts"], [("stream.ts", "video/mp2t")])
+                case .hlsEncrypted:
+                    (["#EXT-X-KEY:METHOD=AES-128,URI=\"key.key\",IV=0x00112233445566778899aabbccddeeff", "segment0.ts"],
+                     [("key.key", "application/octet-stream"), ("segment1.ts", "video/mp2t")])
+                case .dash:
+                    (["<SegmentTimeline>", "contentType=\"video\"", "contentType=\"audio\"", "init-stream$RepresentationID$.m4s"],
+                     [("init-stream1.m4s", "video/mp4"), ("chunk-stream0-00001.m4s", "video/mp4")])
+                }
+            for name in named { #expect(text.contains(name), "\(name) in \(text)") }
+            for (file, type) in files {
+                let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixture.path(file))))
+                let answer = try await curl(["-r", "0-187", origin.url("/stream/" + file)])
+                #expect(answer.status == 206, "\(file)")
+                #expect(answer.header("Content-Type") == type, "\(file)")
+                #expect(answer.body == Array(bytes.prefix(188)), "\(file)")
+                if type == "video/mp2t" {
+                    // Encrypted segments are whole AES blocks; the others whole MPEG-TS packets.
+                    let whole = kind == .hlsEncrypted ? bytes.count % 16 == 0 : bytes.first == 0x47 && bytes.count % 188 == 0
+                    #expect(whole, "\(file)")
+                }
+            }
+            if kind == .hlsEncrypted {
+                #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: fixture.path("key.key")))) == StreamFixture.key)
+                #expect(!FileManager.default.fileExists(atPath: fixture.path("keyinfo")))
+            }
+            let sources = fixture.sources.map { fixture.path($0) }
+            #expect(sources.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        }
+    }
+
+    @Test func streamFileTypesFollowTheExtension() {
+        let types = ["m3u8", "MPD", "ts", "m4s", "mp4", "m4a", "key", "vtt", "bin"].map(TestOrigin.contentType(forExtension:))
+        #expect(types == [
+            "application/vnd.apple.mpegurl", "application/dash+xml", "video/mp2t", "video/mp4", "video/mp4", "audio/mp4",
+            "application/octet-stream", "text/vtt", "application/octet-stream",
+        ])
+    }
 }
 
 // MARK: - Helpers

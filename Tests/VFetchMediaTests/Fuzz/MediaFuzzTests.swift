@@ -126,6 +126,7 @@ extension FuzzTarget {
                 #expect(range.lowerBound >= 0 && range.upperBound <= length && !range.isEmpty, "\(context): needs \(range)")
             case .aborted?: #expect(outcome.overBudget, "\(context): a file source never aborts")
             case .invalidData?, nil: break
+            case .cannotWrite?: Issue.record("\(context): a probe writes nothing")
             }
             outcome.expectInBounds(length: length, context)
         })

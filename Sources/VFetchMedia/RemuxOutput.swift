@@ -1,0 +1,244 @@
+import CAVFormat
+import VFetch
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The file a remux writes: a new temporary file beside the output (`NAME.tmp`), renamed over the
+/// output only once the muxer has finished it and it is on disk, so a failed remux never leaves a
+/// file that looks complete. Removed when dropped without ``commit()``.
+///
+/// Written at the muxer's positions: the MP4 and Matroska muxers seek back to fill in sizes.
+/// Confined to the thread that remuxes.
+final class RemuxFile {
+    let path: String
+    let temporaryPath: String
+    private var descriptor: Int32
+    /// Where the muxer's next write goes.
+    private var position: Int64 = 0
+    /// The `errno` of the first failed write, which libavformat only sees as `AVERROR(errno)`.
+    private(set) var writeError: Int32?
+
+    /// Creates the temporary file (as the umask says, like the download's own output), removing a
+    /// stale one; refuses an output path that holds anything but a regular file.
+    init(path: String) throws(MediaError) {
+        if let kind = RegularFile.kind(at: path) { throw .cannotWrite("\(path) is \(kind), not a regular file") }
+        self.path = path
+        temporaryPath = path + ".tmp"
+        unlink(temporaryPath)  // a link or a leftover there is replaced, never followed
+        do {
+            descriptor = try RegularFile.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        } catch {
+            throw .cannotWrite(error.description)
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 {
+            close(descriptor)
+            unlink(temporaryPath)
+        }
+    }
+
+    /// Answers one write callback: all of `bytes` at the position, or `AVERROR(errno)`.
+    func write(_ bytes: UnsafeRawBufferPointer) -> Int32 {
+        var done = 0
+        while done < bytes.count {
+            let count = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(position) + off_t(done))
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                let code = count < 0 ? errno : EIO
+                writeError = writeError ?? code
+                return LibAV.error(code)
+            }
+            done += count
+        }
+        position += Int64(done)
+        return Int32(done)
+    }
+
+    /// Answers one seek callback: the new position, the size for `AVSEEK_SIZE`, or `AVERROR(EINVAL)`.
+    func seek(to offset: Int64, whence: Int32) -> Int64 {
+        var status = stat()
+        if whence & AVSEEK_SIZE != 0 {
+            return fstat(descriptor, &status) == 0 ? Int64(status.st_size) : Int64(LibAV.error(errno))
+        }
+        let base: Int64
+        switch whence & ~AVSEEK_FORCE {
+        case SEEK_SET: base = 0
+        case SEEK_CUR: base = position
+        case SEEK_END:
+            guard fstat(descriptor, &status) == 0 else { return Int64(LibAV.error(errno)) }
+            base = Int64(status.st_size)
+        default: return Int64(LibAV.error(EINVAL))
+        }
+        let (target, overflow) = base.addingReportingOverflow(offset)
+        guard !overflow, target >= 0 else { return Int64(LibAV.error(EINVAL)) }
+        position = target
+        return target
+    }
+
+    /// Makes the file durable and renames it over the output, then makes the rename durable.
+    func commit() throws(MediaError) {
+        let synced = fsync(descriptor) == 0 ? 0 : errno
+        close(descriptor)
+        descriptor = -1
+        var failure = synced
+        if failure == 0, RegularFile.kind(at: path) != nil { failure = EEXIST }  // put there while remuxing
+        if failure == 0, rename(temporaryPath, path) != 0 { failure = errno }
+        guard failure == 0 else {
+            unlink(temporaryPath)
+            throw .cannotWrite("\(path): \(String(cString: strerror(failure)))")
+        }
+        syncDirectory()
+    }
+
+    /// Makes the rename in the output's directory durable.
+    private func syncDirectory() {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}
+
+@available(*, unavailable)
+extension RemuxFile: Sendable {}
+
+/// One writing `AVIOContext` over a ``RemuxFile``. Confined to the thread that remuxes.
+final class WritingIOContext {
+    let raw: UnsafeMutablePointer<AVIOContext>
+    /// The callbacks' userdata, passed unretained: this owner keeps it alive until the context is freed.
+    let file: RemuxFile
+
+    static let bufferSize = 256 << 10
+
+    /// The corresponding call is `avio_alloc_context` (write flag set), with a buffer from `av_malloc`.
+    init(file: RemuxFile) throws(AVFormatError) {
+        guard let buffer = LibAV.allocate(Self.bufferSize) else {
+            throw AVFormatError(code: LibAV.error(ENOMEM), call: "av_malloc")
+        }
+        let context = LibAV.allocateWritingIOContext(
+            buffer: buffer, size: Int32(Self.bufferSize), opaque: Unmanaged.passUnretained(file).toOpaque(),
+            write: { opaque, buffer, size in
+                guard let opaque, let buffer, size >= 0 else { return LibAV.error(EINVAL) }
+                let file = Unmanaged<RemuxFile>.fromOpaque(opaque).takeUnretainedValue()
+                return file.write(UnsafeRawBufferPointer(start: buffer, count: Int(size)))
+            },
+            seek: { opaque, offset, whence in
+                guard let opaque else { return Int64(LibAV.error(EINVAL)) }
+                return Unmanaged<RemuxFile>.fromOpaque(opaque).takeUnretainedValue().seek(to: offset, whence: whence)
+            })
+        guard let context else {
+            LibAV.free(buffer)
+            throw AVFormatError(code: LibAV.error(ENOMEM), call: "avio_alloc_context")
+        }
+        raw = context
+        self.file = file
+    }
+
+    deinit {
+        LibAV.freeIOContext(raw)
+    }
+}
+
+@available(*, unavailable)
+extension WritingIOContext: Sendable {}
+
+/// One muxing `AVFormatContext` that writes through a ``WritingIOContext``. Confined to the
+/// thread that remuxes.
+final class OutputFormatContext {
+    let raw: UnsafeMutablePointer<AVFormatContext>
+    /// The context borrows `io.raw` as its `pb`; libavformat never frees custom I/O, so this owner
+    /// keeps it alive, and it is freed after the format context.
+    let io: WritingIOContext
+
+    /// A muxer named `formatName` ("mp4", "matroska") writing into `io`. The corresponding call is
+    /// `avformat_alloc_output_context2`.
+    init(formatName: String, io: WritingIOContext) throws(AVFormatError) {
+        _ = LibAV.silenced
+        raw = try LibAV.allocateOutputContext(formatName: formatName, url: io.file.temporaryPath)
+        raw.pointee.pb = io.raw
+        raw.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        self.io = io
+    }
+
+    deinit {
+        LibAV.freeContext(raw)
+    }
+
+    var format: UnsafePointer<AVOutputFormat> { raw.pointee.oformat }
+
+    /// The muxer accepts a `dts` equal to the one before (MPEG-TS does not need them to grow).
+    var acceptsEqualTimestamps: Bool { format.pointee.flags & AVFMT_TS_NONSTRICT != 0 }
+
+    /// A new stream that copies `input`'s codec parameters, disposition and metadata, with its
+    /// codec tag kept when this container maps it to the same codec (`hvc1` stays `hvc1` in MP4),
+    /// as `ffmpeg -c copy` does. The corresponding calls are `avformat_new_stream` and
+    /// `avcodec_parameters_copy`.
+    func addStream(copying input: UnsafeMutablePointer<AVStream>) throws(AVFormatError) -> UnsafeMutablePointer<AVStream> {
+        let stream = try LibAV.newStream(raw)
+        let parameters = input.pointee.codecpar!
+        try LibAV.copyParameters(from: parameters, to: stream.pointee.codecpar)
+        let tag = parameters.pointee.codec_tag
+        if let tags = format.pointee.codec_tag,
+            LibAV.codecID(forTag: tag, in: tags) != parameters.pointee.codec_id,
+            LibAV.hasTag(for: parameters.pointee.codec_id, in: tags)
+        {
+            stream.pointee.codecpar.pointee.codec_tag = 0  // the muxer picks its own
+        }
+        stream.pointee.time_base = input.pointee.time_base  // a hint; the muxer settles it in the header
+        stream.pointee.avg_frame_rate = input.pointee.avg_frame_rate
+        stream.pointee.disposition = input.pointee.disposition
+        LibAV.copyDictionary(input.pointee.metadata, to: &stream.pointee.metadata)
+        return stream
+    }
+
+    /// Whether this container can hold `codec`: false only when the muxer says it cannot.
+    /// The corresponding call is `avformat_query_codec`.
+    func canHold(_ codec: AVCodecID) -> Bool {
+        LibAV.queryCodec(format, codec) != 0
+    }
+
+    /// The corresponding call is `avformat_write_header`.
+    func writeHeader() throws(AVFormatError) { try LibAV.writeHeader(raw) }
+
+    /// The corresponding call is `av_interleaved_write_frame`.
+    func write(_ packet: Packet) throws(AVFormatError) { try LibAV.interleavedWriteFrame(raw, packet.raw) }
+
+    /// The corresponding call is `av_write_trailer`.
+    func writeTrailer() throws(AVFormatError) { try LibAV.writeTrailer(raw) }
+
+    var streams: [UnsafeMutablePointer<AVStream>] {
+        guard let streams = raw.pointee.streams else { return [] }
+        return (0..<Int(raw.pointee.nb_streams)).compactMap { streams[$0] }
+    }
+}
+
+@available(*, unavailable)
+extension OutputFormatContext: Sendable {}
+
+/// One `AVPacket`, reused for every read. The corresponding calls are `av_packet_alloc` and `av_packet_free`.
+final class Packet {
+    let raw: UnsafeMutablePointer<AVPacket>
+
+    init() throws(AVFormatError) {
+        guard let packet = LibAV.allocatePacket() else { throw AVFormatError(code: LibAV.error(ENOMEM), call: "av_packet_alloc") }
+        raw = packet
+    }
+
+    deinit {
+        LibAV.freePacket(raw)
+    }
+
+    /// Releases the data of the packet read last. The corresponding call is `av_packet_unref`.
+    func clear() { LibAV.unrefPacket(raw) }
+}
+
+@available(*, unavailable)
+extension Packet: Sendable {}
