@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev libxml2)  # build: libcurl and FFmpeg headers and libraries; libxml2 for Foundation's XMLParser (DASH)
 case "${1:-build}" in
-  test)  packages+=(curl ffmpeg strace) ;;            # tests: curl as a second client, ffmpeg/ffprobe as real players, strace holds a checkpoint
+  test)  packages+=(curl ffmpeg strace openssl) ;;    # tests: curl as a second client, ffmpeg/ffprobe as real players, strace holds a checkpoint, openssl checks AES
   demo)  packages+=(ffmpeg) ;;                        # demo: makes a sample video
   bench) packages+=(ffmpeg nginx-light aria2 axel wget curl time iproute2) ;;  # + matplotlib, below
   browser) packages+=(ffmpeg chromium) ;;           # make test-browser: fixture video, Debian's headless Chromium; + playwright, below

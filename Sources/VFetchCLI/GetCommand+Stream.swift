@@ -37,10 +37,19 @@ extension GetCommand {
         let tracks = summary.tracks.filter { !$0.files.isEmpty }.map {
             RemuxTrack(files: $0.files, streams: $0.kind == "audio" ? .audio : $0.kind == "subtitles" ? .subtitles : .all)
         }
-        do {
-            try await StreamRemuxer.remuxOffThread(tracks, to: output)
-        } catch {
-            throw fail(.badResponse("cannot remux the segments into \(output): \(error)"), reporter)
+        // libavformat blocks: on a thread of its own, off the cooperative pool.
+        let remuxed = await withCheckedContinuation { (done: CheckedContinuation<MediaError?, Never>) in
+            Thread {
+                do throws(MediaError) {
+                    try StreamRemuxer.remux(tracks: tracks, to: output)
+                    done.resume(returning: nil)
+                } catch {
+                    done.resume(returning: error)
+                }
+            }.start()
+        }
+        if let remuxed {
+            throw fail(.badResponse("cannot remux the segments into \(output): \(remuxed)"), reporter)
         }
         if !keepSegments { StreamDownload.removeParts(of: summary) }
         let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int64) ?? nil

@@ -43,7 +43,7 @@ struct StreamGetTests {
 
     @Test(arguments: [StreamFixture.Kind.hlsVariants, .hlsFragmented, .hlsByteRange, .hlsEncrypted, .dash])
     func aStreamIsSavedAsOneFileWithTheSourcesFramesAndItsAudio(_ kind: StreamFixture.Kind) async throws {
-        try await Self.get(kind) { result, output, fixture, _ in
+        try await Self.get(kind) { (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
             #expect(result.status == 0, "\(result.standardError)")
             #expect(result.standardError.contains("saved \(output)"))
             let frames = try await Self.videoFrames(output)
@@ -57,16 +57,16 @@ struct StreamGetTests {
     }
 
     @Test func formatPicksTheVariantAndKeepSegmentsKeepsTheParts() async throws {
-        try await Self.get(.hlsVariants, ["--format", "worst", "--keep-segments"]) { result, output, fixture, _ in
+        try await Self.get(.hlsVariants, ["--format", "worst", "--keep-segments"]) { (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.sources[2]))))
             #expect(exists(output + ".parts/manifest"))
         }
-        try await Self.get(.hlsVariants, ["--format", "height<=150"]) { result, output, fixture, _ in
+        try await Self.get(.hlsVariants, ["--format", "height<=150"]) { (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.sources[1]))))
         }
-        try await Self.get(.hlsVariants, ["--format", "height>2000"]) { result, output, _, _ in
+        try await Self.get(.hlsVariants, ["--format", "height>2000"]) { (result: Finished, output: String, _: StreamFixture, _: TestOrigin) async throws -> Void in
             #expect(result.status == 10)
             #expect(result.standardError.contains("no track matches"))
             #expect(!exists(output))
@@ -104,7 +104,7 @@ struct StreamGetTests {
         try await withOrigin { origin, directory in
             // Slow enough that the kill comes between segments: one connection, about a second a segment.
             var slow = OriginBehavior()
-            slow.bytesPerSecond = 48 << 10
+            slow.bytesPerSecond = 96 << 10
             try origin.publishDirectory(fixture.directory, at: "/s", behavior: slow)
             let output = directory + "/out.mp4"
             let arguments = ["get", origin.url("/s/" + fixture.entry), "-o", output, "-c", "1"]
