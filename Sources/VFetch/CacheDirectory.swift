@@ -154,11 +154,11 @@ package final class CacheDirectory: Sendable {
             index.entries.entries[id] = nil
             index.dirty = true
         }
-        if sync { OutputFile.syncDirectory(of: base) }
+        if sync { RegularFile.syncDirectory(of: base) }
     }
 
     /// Makes removals durable.
-    package func sync() { OutputFile.syncDirectory(of: path + "/index.json") }
+    package func sync() { RegularFile.syncDirectory(of: path + "/index.json") }
 
     /// The evictions that fit the cache in `maxBytes`, least recently used first, never one in `inUse`.
     package func evictions(sizes: [String: Int64], maxBytes: Int64, inUse: Set<String>) -> [String] {

@@ -187,7 +187,7 @@ extension Engine {
             file.stamp(lastModified: remote?.lastModified)
             try file.move(to: outputPath)
             if manifest != nil { OutputFile.remove(manifestPath) }
-            OutputFile.syncDirectory(of: outputPath)
+            RegularFile.syncDirectory(of: outputPath)
         }
         reportProgress(force: true)
         let summary = DownloadSummary(

@@ -193,35 +193,13 @@ final class OutputFile {
         return !lock(fd) && errno == EWOULDBLOCK
     }
 
-    /// Makes renames and removals in `path`'s directory durable.
-    static func syncDirectory(of path: String) {
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
-    }
-
     /// Writes `bytes` to `path` durably and atomically: a new private temporary file, fsync, rename over
     /// (which replaces a link at `path`, never what it points to), fsync of the directory.
     static func replaceDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
         let temporary = path + ".tmp"
         let fd: Int32
         do { fd = try RegularFile.create(temporary) } catch { throw .forOutput(error) }
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += count
-            }
-        }
+        var failure = RegularFile.write(bytes, to: fd)
         if failure == 0, fsync(fd) != 0 { failure = errno }
         close(fd)
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
@@ -229,7 +207,7 @@ final class OutputFile {
             unlink(temporary)
             throw DownloadError.forOutput(errno: failure, path: path)
         }
-        syncDirectory(of: path)
+        RegularFile.syncDirectory(of: path)
     }
 
     static func remove(_ path: String) { unlink(path) }
@@ -237,7 +215,7 @@ final class OutputFile {
     /// Removes `path` and makes that durable; fails if it cannot be removed.
     static func removeDurably(_ path: String) throws(DownloadError) {
         if unlink(path) != 0, errno != ENOENT { throw DownloadError.forOutput(errno: errno, path: path) }
-        syncDirectory(of: path)
+        RegularFile.syncDirectory(of: path)
     }
 }
 

@@ -79,6 +79,32 @@ package enum RegularFile {
         }
     }
 
+    /// Writes all of `bytes` to `fd`, through short writes and interrupts; the `errno` of a failure, or 0.
+    package static func write(_ bytes: [UInt8], to fd: Int32) -> Int32 {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                done += count
+            }
+            return 0
+        }
+    }
+
+    /// Makes renames and removals in `path`'s directory durable.
+    package static func syncDirectory(of path: String) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
     /// What is at `path` when it is not a regular file ("a directory", "a symbolic link"); nil when
     /// it is one or nothing is there. A link is described as such unless `followingLinks`.
     package static func kind(at path: String, followingLinks: Bool = false) -> String? {

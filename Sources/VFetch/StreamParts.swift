@@ -46,19 +46,7 @@ final class StreamParts {
         let fd: Int32
         do { fd = try RegularFile.create(path) } catch { throw .forOutput(error) }
         defer { close(fd) }
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += count
-            }
-        }
+        var failure = RegularFile.write(bytes, to: fd)
         if failure == 0, fdatasync(fd) != 0 { failure = errno }
         if failure != 0 { throw .forOutput(errno: failure, path: path) }
     }

@@ -93,17 +93,7 @@ final class RemuxFile {
             unlink(temporaryPath)
             throw .cannotWrite("\(path): \(String(cString: strerror(failure)))")
         }
-        syncDirectory()
-    }
-
-    /// Makes the rename in the output's directory durable.
-    private func syncDirectory() {
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
+        RegularFile.syncDirectory(of: path)
     }
 }
 
