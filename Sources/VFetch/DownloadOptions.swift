@@ -50,6 +50,9 @@ public struct DownloadOptions: Sendable, Equatable {
     /// Playback first: head and tail at once, then the file in order with a lookahead window, so a
     /// player can start early; the other connections fill the rest.
     public var stream = false
+    /// Stop with `DownloadError.segmentedStream` when the URL answers with an HLS playlist or a DASH
+    /// manifest (`vfetch get` then fetches the stream); otherwise the playlist is downloaded as a file.
+    public var detectsStreams = false
     /// A live HLS or DASH stream: stop recording after this many seconds of media (nil: at Ctrl-C or its end).
     public var recordDuration: Double?
     /// Ignore an earlier run's manifest and start from zero.

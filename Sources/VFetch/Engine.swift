@@ -224,7 +224,9 @@ final class Engine {
             }
             return false
         }
-        if StreamFormat.detect(contentType: found.contentType, path: URL(string: url)?.path ?? "", firstBytes: []) != nil {
+        if options.detectsStreams,
+            StreamFormat.detect(contentType: found.contentType, path: URL(string: url)?.path ?? "", firstBytes: []) != nil
+        {
             // A playlist, not the video: `StreamDownload` fetches what it lists.
             fail(.segmentedStream(url), transfer)
             return false

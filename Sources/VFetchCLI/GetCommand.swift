@@ -166,6 +166,7 @@ struct GetCommand: AsyncParsableCommand {
         }
         options.trustLength = trustLength
         options.recordDuration = duration
+        options.detectsStreams = true
         return options
     }
 
