@@ -87,12 +87,17 @@ package struct StreamTrack: Sendable, Equatable {
     package var subtitleGroup: String?
     /// `DEFAULT=YES`, or a DASH `Role` of `main`.
     package var isDefault: Bool
+    /// How the whole track is encrypted, when the document says so for the track (a DASH
+    /// `ContentProtection`): what its segments will carry even before they are listed, as for
+    /// `.indexed`. `.none` when the document says nothing for the whole track (HLS keys are per segment).
+    package var encryption: SegmentEncryption
     package var segments: SegmentSource
 
     package init(
         id: String, kind: Kind, bandwidth: Int? = nil, averageBandwidth: Int? = nil, width: Int? = nil,
         height: Int? = nil, frameRate: Double? = nil, codecs: [String] = [], language: String? = nil,
         name: String? = nil, audioGroup: String? = nil, subtitleGroup: String? = nil, isDefault: Bool = false,
+        encryption: SegmentEncryption = .none,
         segments: SegmentSource
     ) {
         self.id = id
@@ -108,6 +113,7 @@ package struct StreamTrack: Sendable, Equatable {
         self.audioGroup = audioGroup
         self.subtitleGroup = subtitleGroup
         self.isDefault = isDefault
+        self.encryption = encryption
         self.segments = segments
     }
 }

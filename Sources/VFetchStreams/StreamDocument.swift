@@ -29,8 +29,8 @@ package enum StreamDocument {
                 throw StreamParseError("\(url.absoluteString) is a master playlist where a media playlist belongs")
             }
             return list
-        case .indexed(let url, let initialization, let indexRange):
-            return try SegmentIndex.segmentList(sidx: body, url: url, initialization: initialization, indexRange: indexRange)
+        case .indexed:
+            return try track.segments.segmentList(index: body, encryption: track.encryption)
         case .list(let list): return list
         case .none: return SegmentList(segments: [], isComplete: true)
         }

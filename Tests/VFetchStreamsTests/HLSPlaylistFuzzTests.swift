@@ -4,18 +4,6 @@ import Testing
 @testable import VFetchStreams
 
 /// SplitMix64: a small seeded generator, so a failing mutation can be replayed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite struct HLSPlaylistFuzzTests {
     static let seeds = [
         HLSPlaylistTests.bipbop,
@@ -54,7 +42,7 @@ private struct SplitMix64: RandomNumberGenerator {
     ]
 
     @Test func randomMutationsOfValidPlaylistsNeverCrashAndKeepTheModelsInvariants() throws {
-        var generator = SplitMix64(state: 0x5EED_0018)
+        var generator = SplitMix64(seed: 0x5EED_0018)
         let base = try #require(URL(string: "https://cdn.example.com/a/b/index.m3u8?token=1"))
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(20)

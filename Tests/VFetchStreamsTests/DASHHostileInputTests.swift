@@ -1,0 +1,281 @@
+import Foundation
+import Testing
+
+@testable import VFetchStreams
+
+/// MPDs written to hurt: XML entity attacks, oversized documents, and a few thousand random
+/// mutations of real-shaped MPDs. Each ends in a catalog or an error, never a crash or a hang.
+@Suite struct DASHHostileInputTests {
+    /// A file with a secret in it, made for the test, that an XXE would read.
+    static func secretFile() throws -> (url: URL, secret: String) {
+        let secret = "vfetch-secret-\(UInt64.random(in: 0...UInt64.max))"
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(secret).txt")
+        try Data(secret.utf8).write(to: url)
+        return (url, secret)
+    }
+
+    static func mpd(baseURL: String, doctype: String) -> String {
+        """
+        <?xml version="1.0"?>
+        \(doctype)
+        <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" mediaPresentationDuration="PT4S"><Period>\
+        <AdaptationSet contentType="video"><Representation id="v" bandwidth="1"><BaseURL>\(baseURL)</BaseURL>\
+        </Representation></AdaptationSet></Period></MPD>
+        """
+    }
+
+    static let billionLaughs = """
+        <!DOCTYPE MPD [
+          <!ENTITY lol "lol">
+          <!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+          <!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">
+          <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+          <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+          <!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
+          <!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
+          <!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
+          <!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
+          <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
+        ]>
+        """
+
+    @Test func externalEntitiesAreNotRead() throws {
+        let (file, secret) = try Self.secretFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let text = Self.mpd(
+            baseURL: "https://h.example/&xxe;/",
+            doctype: "<!DOCTYPE MPD [<!ENTITY xxe SYSTEM \"\(file.absoluteString)\">]>")
+        do {
+            let catalog = try parseMPD(text)
+            Issue.record("read: \(catalog.tracks.map(\.urls))")
+        } catch {
+            #expect(
+                error == StreamParseError("the manifest declares a document type (<!DOCTYPE), which vfetch refuses"))
+            #expect(!error.description.contains(secret))
+        }
+        // An entity used with no declaration is refused too (it is not one of XML's own five).
+        #expect(throws: StreamParseError("the manifest refers to the entity &xxe;, which vfetch does not expand")) {
+            try parseMPD(Self.mpd(baseURL: "https://h.example/&xxe;/", doctype: ""))
+        }
+        #expect(
+            try parseMPD(Self.mpd(baseURL: "https://h.example/a&amp;b&#x2F;c/", doctype: "")).tracks.first?.urls == [
+                "https://h.example/a&b/c/"
+            ])
+    }
+
+    @Test func billionLaughsIsRefusedAtOnce() throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(throws: StreamParseError.self) {
+            try parseMPD(Self.mpd(baseURL: "https://h.example/&lol9;/", doctype: Self.billionLaughs))
+        }
+        #expect(clock.now - started < .seconds(1))
+    }
+
+    /// The refusal of `<!DOCTYPE` reads bytes; a document in UTF-16 hides it (without a byte order
+    /// mark, its bytes are valid UTF-8). libxml2, as Foundation drives it, still expands no entity it declares.
+    @Test func entitiesInAUTF16DocumentExpandToNothing() throws {
+        let (file, secret) = try Self.secretFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let doctype = Self.billionLaughs.replacingOccurrences(
+            of: "]>", with: "<!ENTITY xxe SYSTEM \"\(file.absoluteString)\">]>")
+        let text = Self.mpd(baseURL: "&xxe;&lol9;", doctype: doctype)
+            .replacingOccurrences(of: "<?xml version=\"1.0\"?>", with: "<?xml version=\"1.0\" encoding=\"UTF-16\"?>")
+        let clock = ContinuousClock()
+        let started = clock.now
+        // The parse is refused, or reads the document with every entity empty.
+        if let root = try? MPDElement.parse(Self.utf16(text)) {
+            var texts: [String] = []
+            var pending = [root]
+            while let element = pending.popLast() {
+                texts.append(element.text)
+                pending += element.children
+            }
+            #expect(root.name == "MPD")
+            #expect(!texts.contains { $0.contains(secret) || $0.contains("lol") })
+        }
+        #expect(clock.now - started < .seconds(1))
+    }
+
+    /// `text` in UTF-16LE without a byte order mark.
+    static func utf16(_ text: String) -> [UInt8] {
+        text.utf16.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8($0 >> 8)] }
+    }
+
+    @Test func aUTF16ManifestReads() throws {
+        let catalog = try DASHManifest.parse(
+            Self.utf16(DASHSample.akamai.replacingOccurrences(of: "encoding=\"utf-8\"", with: "encoding=\"UTF-16\"")),
+            url: URL(string: "https://cdn.example.com/a.mpd")!)
+        #expect(catalog.tracks.map(\.id) == ["1080p", "480p", "aud"])
+    }
+
+    @Test func documentsNotUTF8TooLargeOrWithTooManyElementsAreRefused() throws {
+        #expect(throws: StreamParseError("the manifest is not UTF-8 text")) {
+            try DASHManifest.parse(
+                Array("<MPD><Period><A\u{FF}".utf8) + [0xF2, 0x41] + Array("/></Period></MPD>".utf8),
+                url: URL(string: "https://h/")!)
+        }
+        let padding = String(repeating: " ", count: 16 << 20)
+        #expect(throws: StreamParseError.self) { try parseMPD(DASHSample.akamai + padding) }
+        let many = "<MPD>" + String(repeating: "<a/>", count: MPDElement.maxElements) + "</MPD>"
+        #expect(throws: StreamParseError("the manifest has more than 1000000 elements")) { try parseMPD(many) }
+    }
+
+    /// Many Representations in one AdaptationSet, and many Periods whose Representations all differ:
+    /// reading each Representation or joining each Period must not scan all the others.
+    @Test func wideAndLongManifestsTakeLinearTime() throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let template = "<SegmentTemplate media=\"$RepresentationID$/$Number$.m4s\" duration=\"2\"/>"
+        let wide = (0..<50_000).map { "<Representation id=\"r\($0)\" bandwidth=\"\($0)\"/>" }.joined()
+        let one = try parseMPD(
+            "<MPD mediaPresentationDuration=\"PT2S\"><Period><AdaptationSet contentType=\"video\">\(template)\(wide)"
+                + "</AdaptationSet></Period></MPD>")
+        #expect(one.tracks.count == 50_000 && one.tracks.last?.urls == ["https://cdn.example.com/v/r49999/1.m4s"])
+
+        let periods = (0..<300).map { period in
+            let representations = (0..<100).map {
+                "<Representation id=\"p\(period)r\($0)\" bandwidth=\"\($0 * 1000)\"/>"
+            }
+            return "<Period duration=\"PT2S\"><AdaptationSet contentType=\"audio\">\(template)"
+                + representations.joined() + "</AdaptationSet></Period>"
+        }
+        let long = try parseMPD("<MPD>" + periods.joined() + "</MPD>")
+        #expect(long.tracks.count == 100 && long.duration == 600)
+        // p0r7 continues as the Representation of the same bandwidth in every later Period.
+        #expect(
+            long.tracks[7].urls.count == 300 && long.tracks[7].urls.last == "https://cdn.example.com/v/p299r7/1.m4s")
+        #expect(clock.now - started < .seconds(30))
+    }
+
+    /// Seeded random mutations of the sample MPDs: each parse ends in a catalog whose URLs, times and
+    /// ranges are sane, or in an error, and none takes long.
+    @Test func mutatedManifestsNeverCrash() throws {
+        var random = SplitMix64(seed: 0x5EED_DA54)
+        let seeds = DASHSample.all.map { Array($0.utf8) } + [Self.utf16(DASHSample.listsAndText)]
+        let tokens = [
+            "$Number$", "$Time$", "$Number%0999d$", "$$", "$", "r=\"-1\"", "r=\"999999\"", "<S d=\"1\" r=\"-1\"/>",
+            "t=\"9223372036854775807\"", "-1", "0", "99999999999999999999", "PT0S", "P9999Y", "&amp;", "&lol;",
+            "<!DOCTYPE x>", "<![CDATA[", "]]>", "\"", "<", ">", "/>", "</Period>", "<Period>", "type=\"dynamic\"",
+            "<SegmentTimeline>", "<BaseURL>../../</BaseURL>", "<BaseURL>file:///</BaseURL>", "\u{0}", "\u{FEFF}",
+            "xlink:href=\"x\"", "indexRange=\"0-0\"", "mediaRange=\"5-4\"", "timescale=\"0\"", "duration=\"1\"",
+        ].map { Array($0.utf8) }
+        let now = Date(timeIntervalSince1970: 1_704_067_230)
+        let clock = ContinuousClock()
+        var slowest = Duration.zero
+        var parsed = 0
+        for _ in 0..<3000 {
+            var bytes = seeds[random.below(seeds.count)]
+            for _ in 0...random.below(4) {
+                Self.mutate(&bytes, tokens: tokens, random: &random)
+            }
+            let started = clock.now
+            // DASH_FUZZ_DUMP=<file> keeps the input being read, to find the one that crashed a run.
+            if let dump = ProcessInfo.processInfo.environment["DASH_FUZZ_DUMP"] {
+                try? Data(bytes).write(to: URL(fileURLWithPath: dump))
+            }
+            let result = Result { () throws(StreamParseError) in
+                try DASHManifest.parse(bytes, url: URL(string: "https://cdn.example.com/a/b.mpd")!, now: now)
+            }
+            slowest = max(slowest, clock.now - started)
+            guard case .success(let catalog) = result else { continue }
+            parsed += 1
+            Self.check(catalog, String(decoding: bytes, as: UTF8.self))
+        }
+        // Most mutations leave an MPD that still reads; the checks above ran on them.
+        #expect(parsed > 300)
+        #expect(slowest < .seconds(10))
+    }
+
+    static func check(_ catalog: StreamCatalog, _ input: String) {
+        var ids = Set<String>()
+        var total = 0
+        for track in catalog.tracks {
+            #expect(ids.insert(track.id).inserted, "\(input)")
+            switch track.segments {
+            case .list(let list):
+                total += list.segments.count
+                for segment in list.segments {
+                    let resources = [segment.resource] + (segment.initialization.map { [$0] } ?? [])
+                    for resource in resources {
+                        #expect(["http", "https"].contains(resource.url.scheme ?? ""), "\(input)")
+                        if let range = resource.byteRange {
+                            #expect(range.lowerBound >= 0 && !range.isEmpty, "\(input)")
+                        }
+                    }
+                    #expect(segment.duration.isFinite && segment.duration >= 0, "\(input)")
+                }
+            case .indexed(let url, _, let indexRange):
+                #expect(["http", "https"].contains(url.scheme ?? "") && !indexRange.isEmpty, "\(input)")
+            case .playlist, .none:
+                Issue.record("a DASH track with \(track.segments)")
+            }
+        }
+        #expect(total <= SegmentBudget.maxSegments)
+    }
+
+    static func mutate(_ bytes: inout [UInt8], tokens: [[UInt8]], random: inout SplitMix64) {
+        let position = bytes.isEmpty ? 0 : random.below(bytes.count + 1)
+        switch random.below(6) {
+        case 0 where !bytes.isEmpty:
+            bytes[min(position, bytes.count - 1)] = UInt8(truncatingIfNeeded: random.next())
+        case 1:
+            bytes.insert(contentsOf: tokens[random.below(tokens.count)], at: position)
+        case 2:
+            let end = min(bytes.count, position + random.below(64) + 1)
+            bytes.removeSubrange(position..<end)
+        case 3:
+            let end = min(bytes.count, position + random.below(256) + 1)
+            let copy = Array(bytes[position..<end])
+            bytes.insert(contentsOf: copy, at: random.below(bytes.count + 1))
+        case 4:
+            // A number somewhere becomes another number.
+            guard let digit = bytes[position...].firstIndex(where: { (0x30...0x39).contains($0) }) else { return }
+            let end = bytes[digit...].firstIndex { !(0x30...0x39).contains($0) } ?? bytes.endIndex
+            let number = ["0", "1", "-1", "4294967296", "9223372036854775807", "1000001", "3.5"][random.below(7)]
+            bytes.replaceSubrange(digit..<end, with: Array(number.utf8))
+        default:
+            bytes.removeSubrange(position...)
+        }
+    }
+
+    @Test func mutatedIndexesNeverCrash() {
+        var random = SplitMix64(seed: 0x51D8)
+        let url = URL(string: "https://cdn.example.com/v.mp4")!
+        let source = SegmentSource.indexed(url: url, initialization: nil, indexRange: 1000..<1072)
+        for _ in 0..<5000 {
+            var bytes = SegmentIndexBoxTests.versionZeroIndex
+            for _ in 0...random.below(3) where !bytes.isEmpty {
+                let position = random.below(bytes.count)
+                switch random.below(3) {
+                case 0: bytes[position] = UInt8(truncatingIfNeeded: random.next())
+                case 1: bytes.removeSubrange(position...)
+                default: bytes.insert(contentsOf: [0xFF, 0xFF, 0xFF, 0xFF], at: position)
+                }
+            }
+            guard let list = try? source.segmentList(index: bytes, encryption: .none) else { continue }
+            for segment in list.segments {
+                #expect(segment.duration.isFinite && segment.duration >= 0)
+                #expect(segment.resource.byteRange.map { $0.lowerBound >= 1000 } == true)
+            }
+        }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so a failing input can be made again.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in 0..<bound.
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
+}
