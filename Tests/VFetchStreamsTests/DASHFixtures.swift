@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import VFetchStreams
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -107,4 +109,18 @@ func runFFmpeg(_ arguments: [String]) async throws -> Int32 {
         }.start()
     }
     return try result.get()
+}
+
+/// Runs CPU-heavy `work` on a thread of its own and returns what it returned. Swift's shared pool
+/// has two threads here: a test that held one for seconds would starve the timing-sensitive tests
+/// running beside it (downloads interrupted at a moment, servers that must answer in time).
+func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: work()) }.start()
+    }
+}
+
+/// `text` read as an MPD from a fixed URL on a thread of its own (see ``onOwnThread(_:)``).
+func parseMPDOnOwnThread(_ text: String) async -> Result<StreamCatalog, StreamParseError> {
+    await onOwnThread { Result { () throws(StreamParseError) in try parseMPD(text) } }
 }

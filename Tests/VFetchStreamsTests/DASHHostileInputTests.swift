@@ -69,7 +69,7 @@ import Testing
         #expect(throws: StreamParseError.self) {
             try parseMPD(Self.mpd(baseURL: "https://h.example/&lol9;/", doctype: Self.billionLaughs))
         }
-        #expect(clock.now - started < .seconds(1))
+        #expect(clock.now - started < .seconds(5))
     }
 
     /// The refusal of `<!DOCTYPE` reads bytes; a document in UTF-16 hides it (without a byte order
@@ -94,7 +94,7 @@ import Testing
             #expect(root.name == "MPD")
             #expect(!texts.contains { $0.contains(secret) || $0.contains("lol") })
         }
-        #expect(clock.now - started < .seconds(1))
+        #expect(clock.now - started < .seconds(5))
     }
 
     /// `text` in UTF-16LE without a byte order mark.
@@ -109,28 +109,34 @@ import Testing
         #expect(catalog.tracks.map(\.id) == ["1080p", "480p", "aud"])
     }
 
-    @Test func documentsNotUTF8TooLargeOrWithTooManyElementsAreRefused() throws {
+    @Test func documentsNotUTF8TooLargeOrWithTooManyElementsAreRefused() async throws {
         #expect(throws: StreamParseError("the manifest is not UTF-8 text")) {
             try DASHManifest.parse(
                 Array("<MPD><Period><A\u{FF}".utf8) + [0xF2, 0x41] + Array("/></Period></MPD>".utf8),
                 url: URL(string: "https://h/")!)
         }
         let padding = String(repeating: " ", count: 16 << 20)
-        #expect(throws: StreamParseError.self) { try parseMPD(DASHSample.akamai + padding) }
+        let size = DASHSample.akamai.utf8.count + padding.utf8.count
+        let large = await parseMPDOnOwnThread(DASHSample.akamai + padding)
+        #expect(throws: StreamParseError("the manifest is \(size) bytes, more than the 16 MiB vfetch reads")) {
+            try large.get()
+        }
         let many = "<MPD>" + String(repeating: "<a/>", count: MPDElement.maxElements) + "</MPD>"
-        #expect(throws: StreamParseError("the manifest has more than 1000000 elements")) { try parseMPD(many) }
+        let crowded = await parseMPDOnOwnThread(many)
+        #expect(throws: StreamParseError("the manifest has more than 1000000 elements")) { try crowded.get() }
     }
 
     /// Many Representations in one AdaptationSet, and many Periods whose Representations all differ:
     /// reading each Representation or joining each Period must not scan all the others.
-    @Test func wideAndLongManifestsTakeLinearTime() throws {
+    @Test func wideAndLongManifestsTakeLinearTime() async throws {
         let clock = ContinuousClock()
         let started = clock.now
         let template = "<SegmentTemplate media=\"$RepresentationID$/$Number$.m4s\" duration=\"2\"/>"
         let wide = (0..<50_000).map { "<Representation id=\"r\($0)\" bandwidth=\"\($0)\"/>" }.joined()
-        let one = try parseMPD(
+        let one = try await parseMPDOnOwnThread(
             "<MPD mediaPresentationDuration=\"PT2S\"><Period><AdaptationSet contentType=\"video\">\(template)\(wide)"
-                + "</AdaptationSet></Period></MPD>")
+                + "</AdaptationSet></Period></MPD>"
+        ).get()
         #expect(one.tracks.count == 50_000 && one.tracks.last?.urls == ["https://cdn.example.com/v/r49999/1.m4s"])
 
         let periods = (0..<300).map { period in
@@ -140,17 +146,17 @@ import Testing
             return "<Period duration=\"PT2S\"><AdaptationSet contentType=\"audio\">\(template)"
                 + representations.joined() + "</AdaptationSet></Period>"
         }
-        let long = try parseMPD("<MPD>" + periods.joined() + "</MPD>")
+        let long = try await parseMPDOnOwnThread("<MPD>" + periods.joined() + "</MPD>").get()
         #expect(long.tracks.count == 100 && long.duration == 600)
         // p0r7 continues as the Representation of the same bandwidth in every later Period.
         #expect(
             long.tracks[7].urls.count == 300 && long.tracks[7].urls.last == "https://cdn.example.com/v/p299r7/1.m4s")
-        #expect(clock.now - started < .seconds(30))
+        #expect(clock.now - started < .seconds(120))
     }
 
     /// Seeded random mutations of the sample MPDs: each parse ends in a catalog whose URLs, times and
     /// ranges are sane, or in an error, and none takes long.
-    @Test func mutatedManifestsNeverCrash() throws {
+    @Test func mutatedManifestsNeverCrash() async throws {
         var random = SplitMix64(seed: 0x5EED_DA54)
         let seeds = DASHSample.all.map { Array($0.utf8) } + [Self.utf16(DASHSample.listsAndText)]
         let tokens = [
@@ -169,49 +175,63 @@ import Testing
             for _ in 0...random.below(4) {
                 Self.mutate(&bytes, tokens: tokens, random: &random)
             }
-            let started = clock.now
             // DASH_FUZZ_DUMP=<file> keeps the input being read, to find the one that crashed a run.
             if let dump = ProcessInfo.processInfo.environment["DASH_FUZZ_DUMP"] {
                 try? Data(bytes).write(to: URL(fileURLWithPath: dump))
             }
-            let result = Result { () throws(StreamParseError) in
-                try DASHManifest.parse(bytes, url: URL(string: "https://cdn.example.com/a/b.mpd")!, now: now)
+            let input = bytes
+            let (problems, didParse, time) = await onOwnThread {
+                let started = clock.now
+                let result = Result { () throws(StreamParseError) in
+                    try DASHManifest.parse(input, url: URL(string: "https://cdn.example.com/a/b.mpd")!, now: now)
+                }
+                guard case .success(let catalog) = result else { return ([String](), false, clock.now - started) }
+                return (Self.problems(in: catalog), true, clock.now - started)
             }
-            slowest = max(slowest, clock.now - started)
-            guard case .success(let catalog) = result else { continue }
-            parsed += 1
-            Self.check(catalog, String(decoding: bytes, as: UTF8.self))
+            slowest = max(slowest, time)
+            if didParse { parsed += 1 }
+            #expect(problems.isEmpty, "\(problems.prefix(3)) in \(String(decoding: input, as: UTF8.self))")
         }
-        // Most mutations leave an MPD that still reads; the checks above ran on them.
+        // Many mutations leave an MPD that still reads; the checks above ran on them.
         #expect(parsed > 300)
-        #expect(slowest < .seconds(10))
+        // Wall-clock time on a shared machine: generous, yet far below what an unbounded loop takes.
+        #expect(slowest < .seconds(30))
     }
 
-    static func check(_ catalog: StreamCatalog, _ input: String) {
+    /// What is wrong with a catalog a hostile MPD made: a track id twice, a URL vfetch would not
+    /// fetch, a time or byte range that makes no sense, more segments than the bound.
+    static func problems(in catalog: StreamCatalog) -> [String] {
+        var problems: [String] = []
         var ids = Set<String>()
         var total = 0
         for track in catalog.tracks {
-            #expect(ids.insert(track.id).inserted, "\(input)")
+            if !ids.insert(track.id).inserted { problems.append("id \(track.id) twice") }
             switch track.segments {
             case .list(let list):
                 total += list.segments.count
                 for segment in list.segments {
-                    let resources = [segment.resource] + (segment.initialization.map { [$0] } ?? [])
-                    for resource in resources {
-                        #expect(["http", "https"].contains(resource.url.scheme ?? ""), "\(input)")
-                        if let range = resource.byteRange {
-                            #expect(range.lowerBound >= 0 && !range.isEmpty, "\(input)")
+                    for resource in [segment.resource] + (segment.initialization.map { [$0] } ?? []) {
+                        if !["http", "https"].contains(resource.url.scheme ?? "") {
+                            problems.append("\(resource.url)")
+                        }
+                        if let range = resource.byteRange, range.lowerBound < 0 || range.isEmpty {
+                            problems.append("range \(range)")
                         }
                     }
-                    #expect(segment.duration.isFinite && segment.duration >= 0, "\(input)")
+                    if !segment.duration.isFinite || segment.duration < 0 {
+                        problems.append("duration \(segment.duration)")
+                    }
                 }
             case .indexed(let url, _, let indexRange):
-                #expect(["http", "https"].contains(url.scheme ?? "") && !indexRange.isEmpty, "\(input)")
+                if !["http", "https"].contains(url.scheme ?? "") || indexRange.isEmpty {
+                    problems.append("index \(url) \(indexRange)")
+                }
             case .playlist, .none:
-                Issue.record("a DASH track with \(track.segments)")
+                problems.append("a DASH track with \(track.segments)")
             }
         }
-        #expect(total <= SegmentBudget.maxSegments)
+        if total > SegmentBudget.maxSegments { problems.append("\(total) segments") }
+        return problems
     }
 
     static func mutate(_ bytes: inout [UInt8], tokens: [[UInt8]], random: inout SplitMix64) {
