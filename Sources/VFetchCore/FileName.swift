@@ -23,7 +23,8 @@ package enum FileName {
             stem = name
             if !generic.contains(name.lowercased()) { break }
         }
-        return sanitized(truncated(stem, toBytes: maxBytes - 4) + ".mp4") ?? "stream.mp4"
+        guard let name = sanitized(truncated(stem, toBytes: maxBytes - 4)) else { return "stream.mp4" }
+        return name + ".mp4"
     }
 
     /// The file name a `Content-Disposition` value suggests (see `ContentDisposition`), not yet sanitized.

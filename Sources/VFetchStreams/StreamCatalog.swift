@@ -9,7 +9,7 @@ import Foundation
 package struct StreamCatalog: Sendable, Equatable {
     package var format: StreamFormat
     package var tracks: [StreamTrack]
-    /// The stream is live: its segment lists change, and are read again after `refreshInterval`.
+    /// The stream is live: its segment lists change, and are read again (`SegmentList.targetDuration`).
     package var isLive: Bool
     /// Total media time in seconds, when the document says (`mediaPresentationDuration`, or the sum of
     /// an HLS media playlist's segment durations).

@@ -135,10 +135,9 @@ import Glibc
             hour.failFirst = 1000
             hour.retryAfter = 3600
             origin.publish("/hour.bin", randomBytes(64 << 10, seed: 173), behavior: hour)
-            let started = Date()
+            // Waiting would run into `run`'s 60 s timeout (a kill), not exit 5: no clock needed here.
             let failed = try await vfetch(["get", origin.url("/hour.bin"), "-o", directory + "/hour.bin"])
             #expect(failed.status == 5, "\(failed)")
-            #expect(Date().timeIntervalSince(started) < 20)
             #expect(failed.standardError.contains("Retry-After: 3600"), "\(failed.standardError)")
             #expect(failed.standardError.split(separator: "\n").last?.hasPrefix("vfetch: ") == true)
             #expect(!exists(directory + "/hour.bin.part"))
