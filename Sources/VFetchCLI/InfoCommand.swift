@@ -3,6 +3,7 @@ import Foundation
 import VFetch
 import VFetchCore
 import VFetchMedia
+import VFetchStreams
 
 struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,6 +24,10 @@ struct InfoCommand: AsyncParsableCommand {
         let report: MediaReport
         let lower = target.lowercased()
         let isURL = lower.hasPrefix("http://") || lower.hasPrefix("https://")
+        if !isURL, !FileManager.default.fileExists(atPath: target), let parts = streamParts(of: target) {
+            showStreamParts(parts)
+            return
+        }
         if !isURL, !FileManager.default.fileExists(atPath: target),
             !FileManager.default.fileExists(atPath: target + ".vfetch")
         {
@@ -48,6 +53,27 @@ struct InfoCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.notMedia.rawValue)
         }
         if json { printJSON(report) } else { printText(report) }
+    }
+
+    /// The manifest of an unfinished stream download whose output is `path` (or `path` is its parts folder).
+    private func streamParts(of path: String) -> StreamManifest? {
+        let folder = path.hasSuffix(".parts") ? path : path + ".parts"
+        guard let bytes = try? RegularFile.contents(at: folder + "/manifest") else { return nil }
+        return StreamManifest.decode(bytes)
+    }
+
+    private func showStreamParts(_ manifest: StreamManifest) {
+        let kept = manifest.kept.map(\.fetch).sorted()
+        let bytes = manifest.kept.reduce(Int64(0)) { $0 + $1.size }
+        if json {
+            printJSONLine([
+                "stream": redactedURL(manifest.source), "complete": false, "segments": manifest.fetches,
+                "segments_kept": kept, "bytes_kept": bytes,
+            ])
+        } else {
+            print("stream:     \(redactedURL(manifest.source)) (unfinished `vfetch get`; run it again to go on)")
+            print("segments:   \(kept.count) of \(manifest.fetches) kept, \(Format.size(bytes))")
+        }
     }
 
     /// An HLS playlist or DASH manifest: its tracks, as `get --format` chooses among them.

@@ -114,6 +114,12 @@ struct StreamGetTests {
                     .components(separatedBy: "\"fetch\"").count >= 3
             }
             #expect(killed.status == SIGKILL)
+            let info = try await vfetch(["info", output, "--json"])
+            #expect(info.status == 0, "\(info.standardError)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any])
+            #expect(object["complete"] as? Bool == false)
+            #expect((object["segments_kept"] as? [Int])?.count ?? 0 >= 2)
+            #expect(object["segments"] as? Int == 1 + StreamFixture.duration / StreamFixture.segmentDuration)
             let resumed = try await vfetch(arguments)
             #expect(resumed.status == 0, "\(resumed.standardError)")
             #expect(resumed.standardError.contains("resuming: "))
