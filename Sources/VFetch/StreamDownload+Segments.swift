@@ -62,6 +62,7 @@ extension StreamJob {
         let state = SegmentState(
             manifest: StreamManifest(source: url, fingerprint: fingerprint, fetches: list.resources.count, kept: earlier),
             parts: parts, isLive: isLive)
+        if !isLive { try parts.save(state.manifest) }
         var skipped: [String] = []
         var keys: [URL: [UInt8]] = [:]
         var fetched = 0  // fetches of the batches before
@@ -95,7 +96,6 @@ extension StreamJob {
             reloadAfter = list.resources.count > fetched ? target : target / 2
             ended = reloaded.allSatisfy { $0?.isComplete != false }
         }
-        if !isLive { try parts.save(state.manifest) }
         let kept = Set(state.manifest.kept.map(\.fetch))
         let saved = tracks.indices.map { track in
             StreamDownloadSummary.Track(
@@ -167,8 +167,8 @@ extension StreamJob {
     }
 }
 
-/// What the segment stage has kept so far; saved (for a finite stream) at every kept segment, so a kill
-/// never costs a finished one. Confined to the download's thread.
+/// What the segment stage has kept so far; recorded (for a finite stream) at every kept segment, so a
+/// kill never costs a finished one. Confined to the download's thread.
 final class SegmentState {
     var manifest: StreamManifest
     let parts: StreamParts
@@ -188,11 +188,12 @@ final class SegmentState {
 
     func keep(_ data: [UInt8], fetch: Int) throws(DownloadError) {
         try parts.write(data, fetch: fetch)
-        manifest.kept.append(.init(fetch: fetch, size: Int64(data.count), tag: BlockTag.of(data)))
+        let entry = StreamManifest.Kept(fetch: fetch, size: Int64(data.count), tag: BlockTag.of(data))
+        manifest.kept.append(entry)
         manifest.fetches = max(manifest.fetches, fetch + 1)
         bytes += Int64(data.count)
         // A live recording cannot resume (its window moves on), so it keeps no manifest.
-        if !isLive { try parts.save(manifest) }
+        if !isLive { try parts.append(entry) }
     }
 }
 

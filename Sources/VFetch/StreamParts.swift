@@ -62,15 +62,20 @@ final class StreamParts {
         }
     }
 
+    /// Writes the whole manifest (atomically), as a run starts.
     func save(_ manifest: StreamManifest) throws(DownloadError) {
         try OutputFile.replaceDurably(directory + "/manifest", with: manifest.encoded())
     }
 
-    /// Removes the folder and everything in it (after a successful remux, unless the parts are kept).
-    func removeAll(fetches: Int) {
-        for fetch in 0..<fetches { unlink(path(of: fetch)) }
-        unlink(directory + "/manifest")
-        unlink(directory + "/lock")
-        rmdir(directory)
+    /// Records one more kept fetch: an append, synced (its bytes were synced before).
+    func append(_ entry: StreamManifest.Kept) throws(DownloadError) {
+        let path = directory + "/manifest"
+        let fd: Int32
+        do { fd = try RegularFile.open(path, O_WRONLY | O_APPEND) } catch { throw .forOutput(error) }
+        defer { close(fd) }
+        var failure = RegularFile.write(StreamManifest.line(entry), to: fd)
+        if failure == 0, fdatasync(fd) != 0 { failure = errno }
+        if failure != 0 { throw .forOutput(errno: failure, path: path) }
     }
+
 }

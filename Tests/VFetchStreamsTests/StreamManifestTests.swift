@@ -24,18 +24,23 @@ import Testing
         #expect(Set([base, StreamManifest.fingerprint(of: ranged), StreamManifest.fingerprint(of: moved), StreamManifest.fingerprint(of: renamed)]).count == 4)
     }
 
-    @Test func aDamagedOrImpossibleManifestIsNotTrusted() {
-        let good = StreamManifest(source: "s", fingerprint: "f", fetches: 2, kept: [.init(fetch: 1, size: 5, tag: 1)])
-        var outOfRange = good
-        outOfRange.kept = [.init(fetch: 2, size: 5, tag: 1)]
-        var negative = good
-        negative.kept = [.init(fetch: 0, size: -1, tag: 1)]
+    @Test func aDamagedHeaderIsNotTrustedAndEntriesStopAtTheFirstBadLine() {
+        let good = StreamManifest(source: "s", fingerprint: "f", fetches: 3, kept: [.init(fetch: 1, size: 5, tag: 1), .init(fetch: 0, size: 7, tag: 9)])
         var future = good
         future.version = 99
-        for bad in [outOfRange, negative, future] { #expect(StreamManifest.decode(bad.encoded()) == nil) }
-        let bytes = good.encoded()
-        #expect(StreamManifest.decode(Array(bytes.prefix(bytes.count / 2))) == nil)
-        #expect(StreamManifest.decode(Array("{\"version\":\"1\"}".utf8)) == nil)
+        #expect(StreamManifest.decode(future.encoded()) == nil)
+        #expect(StreamManifest.decode(Array("{\"version\":\"1\"}\n".utf8)) == nil)
         #expect(StreamManifest.decode([UInt8](repeating: 0x20, count: StreamManifest.maxEncodedSize + 1)) == nil)
+
+        // A crash mid-append leaves a torn last line: the whole lines before it count.
+        let bytes = good.encoded()
+        let torn = StreamManifest.decode(Array(bytes.dropLast(3)))
+        #expect(torn?.kept == [.init(fetch: 1, size: 5, tag: 1)])
+        // An entry the list cannot have ends what is trusted.
+        for bad in ["3 5 1", "0 -1 1", "x 5 1", "0 5", "0 5 99999999999"] {
+            let edited = StreamManifest.decode(bytes + Array("\(bad)\n2 4 4\n".utf8))
+            #expect(edited?.kept == good.kept, "\(bad)")
+        }
+        #expect(StreamManifest.decode(bytes + StreamManifest.line(.init(fetch: 2, size: 4, tag: 4)))?.kept.count == 3)
     }
 }
