@@ -29,7 +29,7 @@ final class SegmentFetcher {
     private let multi: MultiHandle
     private let share: ShareHandle
     private let headers: HeaderList
-    private var running: [UnsafeMutableRawPointer: Fetch] = [:]
+    private var running: [UnsafeMutableRawPointer: Piece] = [:]
     private let started = ContinuousClock.now
 
     init(options: DownloadOptions, signal: CancelSignal) throws(DownloadError) {
@@ -52,16 +52,18 @@ final class SegmentFetcher {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
 
-    /// Fetches every request the plan starts, until the plan is finished or fails. `deliver` gets each body
-    /// on this thread and may refuse it (an HTML page where a segment belongs): the plan then counts a failure.
+    /// Fetches every request the plan starts, until the plan is finished or fails. `deliver` gets each
+    /// fetch's body, its pieces put together, on this thread, and may refuse it (an HTML page where a
+    /// segment belongs): the plan then counts a failure.
     func run(
         _ requests: [Request], plan: inout SegmentFetchPlan,
         deliver: (Int, Body) -> SegmentFetchPlan.Failure?
     ) -> Result<Void, DownloadError> {
         signal.attach(multi.raw)
+        var assembly: [Int: Assembly] = [:]
         defer {
             signal.detach()
-            for fetch in running.values { multi.remove(fetch.easy) }
+            for piece in running.values { multi.remove(piece.easy) }
             running = [:]
         }
         while true {
@@ -71,24 +73,52 @@ final class SegmentFetcher {
                 switch action {
                 case .fail(let index, let reason):
                     return .failure(.segmentUnavailable(requests[index].url, reason: reason))
-                case .fetch(let index):
-                    if let failure = start(index, requests[index]) { plan.failed(index, failure, now: time, jitter: .random(in: 0..<1)) }
+                case .fetch(let id, let index, let range):
+                    if let failure = start(id, index, requests[index], part: range) {
+                        plan.failed(id, failure, now: time, jitter: .random(in: 0..<1))
+                    }
                 }
             }
             if plan.isFinished, running.isEmpty { return .success(()) }
             multi.perform()
+            // What first answers told of their fetches' lengths, so the rest is asked for at once.
+            for piece in running.values where !piece.lengthReported {
+                guard let length = piece.totalLength else { continue }
+                piece.lengthReported = true
+                plan.learned(length: length, of: piece.fetch)
+            }
             for (easy, result) in multi.completed() {
-                guard let fetch = running.removeValue(forKey: easy) else { continue }
-                multi.remove(fetch.easy)
-                let failure: SegmentFetchPlan.Failure?
-                switch outcome(of: fetch, result: result) {
-                case .success(let body): failure = deliver(fetch.index, body)
-                case .failure(let refused): failure = refused
-                }
-                if let failure {
-                    plan.failed(fetch.index, failure, now: now, jitter: .random(in: 0..<1))
-                } else {
-                    plan.fetched(fetch.index)
+                guard let piece = running.removeValue(forKey: easy) else { continue }
+                multi.remove(piece.easy)
+                switch outcome(of: piece, result: result) {
+                case .failure(let failure):
+                    plan.failed(piece.id, failure, now: now, jitter: .random(in: 0..<1))
+                    continue
+                case .success(let bytes):
+                    var whole = assembly[piece.fetch] ?? Assembly(finalURL: piece.finalURL, contentType: piece.head.header("content-type"))
+                    if piece.answeredWhole {
+                        whole.bytes = bytes
+                        plan.answeredWhole(piece.id)
+                    } else {
+                        whole.place(bytes, at: piece.part?.lowerBound ?? 0)
+                        plan.fetched(piece.id)
+                    }
+                    guard plan.isComplete(piece.fetch) else {
+                        assembly[piece.fetch] = whole
+                        continue
+                    }
+                    assembly[piece.fetch] = nil
+                    let body = Body(bytes: whole.bytes, finalURL: whole.finalURL, contentType: whole.contentType)
+                    if let refused = deliver(piece.fetch, body) {
+                        plan.rejected(piece.fetch, refused, now: now, jitter: .random(in: 0..<1))
+                    } else {
+                        plan.kept(piece.fetch)
+                        // Other pieces of a fetch that came whole are not needed.
+                        for (easy, other) in running where other.fetch == piece.fetch {
+                            multi.remove(other.easy)
+                            running[easy] = nil
+                        }
+                    }
                 }
             }
             if !signal.isCancelled, !(plan.isFinished && running.isEmpty) {
@@ -98,82 +128,131 @@ final class SegmentFetcher {
         }
     }
 
-    private func start(_ index: Int, _ request: Request) -> SegmentFetchPlan.Failure? {
+    /// A fetch's pieces as they arrive.
+    private struct Assembly {
+        var bytes: [UInt8] = []
+        var finalURL: String
+        var contentType: String?
+
+        mutating func place(_ piece: [UInt8], at offset: Int64) {
+            let end = Int(offset) + piece.count
+            if bytes.count < end { bytes += [UInt8](repeating: 0, count: end - bytes.count) }
+            bytes.replaceSubrange(Int(offset)..<end, with: piece)
+        }
+    }
+
+    /// Starts the request for `part` of fetch `index` (nil: all of it), as piece `id`.
+    private func start(_ id: Int, _ index: Int, _ request: Request, part: Range<Int64>?) -> SegmentFetchPlan.Failure? {
         guard isFetchableURL(request.url) else { return .transfer(.badURL, message: "not an http(s) URL: \(request.url)") }
         do {
             let easy = try EasyHandle()
-            let fetch = Fetch(index: index, request: request, easy: easy)
+            let piece = Piece(id: id, fetch: index, request: request, part: part, easy: easy)
             try easy.configure(url: request.url, options: options, headers: headers)
             try easy.set(CURLOPT_SHARE, pointer: share.raw)
-            if let range = request.range { try easy.set(CURLOPT_RANGE, range.describedAsHTTP) }
-            let userdata = Unmanaged.passUnretained(fetch).toOpaque()
+            if let asked = piece.asked { try easy.set(CURLOPT_RANGE, asked.describedAsHTTP) }
+            let userdata = Unmanaged.passUnretained(piece).toOpaque()
             try easy.setWriteCallback(fetchWriteCallback, userdata: userdata)
             try easy.setHeaderCallback(fetchHeaderCallback, userdata: userdata)
             try multi.add(easy)
-            running[easy.raw] = fetch
+            running[easy.raw] = piece
             return nil
         } catch {
             return .transfer(.permanent, message: "cannot start a request: \(error)")
         }
     }
 
-    /// The body, or why it is not the bytes asked for.
-    private func outcome(of fetch: Fetch, result: CURLcode) -> Result<Body, SegmentFetchPlan.Failure> {
-        if let refused = fetch.refused { return .failure(refused) }
-        guard result == CURLE_OK else {
-            return .failure(.transfer(Curl.failure(result), message: "\(Curl.describe(result)): \(fetch.easy.errorMessage)"))
+    /// The piece's bytes, or why they are not the bytes asked for.
+    private func outcome(of piece: Piece, result: CURLcode) -> Result<[UInt8], SegmentFetchPlan.Failure> {
+        if let refused = piece.refused { return .failure(refused) }
+        guard result == CURLE_OK || (result == CURLE_WRITE_ERROR && piece.hasEnough) else {
+            return .failure(.transfer(Curl.failure(result), message: "\(Curl.describe(result)): \(piece.easy.errorMessage)"))
         }
-        var bytes = fetch.bytes
-        if let range = fetch.request.range, fetch.head.status == 200 {
-            // The server ignored the range and sent the whole resource: take the range from it.
-            guard range.upperBound <= Int64(bytes.count) else { return .failure(.invalid("the answer is shorter than the range \(range.describedAsHTTP)")) }
-            bytes = Array(bytes[Int(range.lowerBound)..<Int(range.upperBound)])
-        } else if let range = fetch.request.range, bytes.count != range.count {
-            return .failure(.invalid("\(bytes.count) bytes where the range \(range.describedAsHTTP) has \(range.count)"))
+        piece.finalURL = piece.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? piece.request.url
+        if piece.head.status == 200, let range = piece.request.range {
+            // The server ignored the range and sent the whole file: take the fetch's bytes from it.
+            guard range.upperBound <= Int64(piece.bytes.count) else {
+                return .failure(.invalid("the answer is shorter than the range \(range.describedAsHTTP)"))
+            }
+            return .success(Array(piece.bytes[Int(range.lowerBound)..<Int(range.upperBound)]))
         }
-        let finalURL = fetch.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? fetch.request.url
-        return .success(Body(bytes: bytes, finalURL: finalURL, contentType: fetch.head.header("content-type")))
+        if let answered = piece.answered, piece.bytes.count != answered.count {
+            return .failure(.invalid("\(piece.bytes.count) bytes where the range \(answered.describedAsHTTP) has \(answered.count)"))
+        }
+        return .success(piece.bytes)
     }
 }
 
 /// One request in flight and what arrived of it. Confined to the fetcher's thread.
-private final class Fetch {
-    let index: Int
+private final class Piece {
+    let id: Int
+    let fetch: Int
     let request: SegmentFetcher.Request
+    /// The bytes of the fetch this piece asks for; nil: all of it.
+    let part: Range<Int64>?
     let easy: EasyHandle
     var head = ResponseHead()
     var bytes: [UInt8] = []
+    var finalURL = ""
     /// Set by a callback that stopped the transfer: the status was wrong, or the body too long.
     var refused: SegmentFetchPlan.Failure?
+    /// The fetch's length, when the answer to a part of a whole resource tells it (`Content-Range`).
+    var totalLength: Int64?
+    /// The bytes a 206 says it sends.
+    var answered: Range<Int64>?
+    /// A 200 for a byte range has sent as far as the range's end: the rest of the file is not needed.
+    var hasEnough = false
+    var lengthReported = false
 
-    init(index: Int, request: SegmentFetcher.Request, easy: EasyHandle) {
-        self.index = index
+    init(id: Int, fetch: Int, request: SegmentFetcher.Request, part: Range<Int64>?, easy: EasyHandle) {
+        self.id = id
+        self.fetch = fetch
         self.request = request
+        self.part = part
         self.easy = easy
     }
 
-    /// Judges the final response's head: the bytes asked for come with 200 or a 206 for exactly the range.
+    /// The byte range of the resource asked for: the part within the fetch's own range, if it has one.
+    var asked: Range<Int64>? {
+        guard let part else { return request.range }
+        let base = request.range?.lowerBound ?? 0
+        let upper = request.range.map { min($0.upperBound, base + part.upperBound) } ?? base + part.upperBound
+        return (base + part.lowerBound)..<upper
+    }
+
+    /// Whether a 200 answered a part: the whole fetch came.
+    var answeredWhole: Bool { part != nil && head.status == 200 }
+
+    /// Judges the final response's head: 200, or a 206 for the range asked (cut at the file's end).
     func accept() -> Bool {
         let status = head.status
         let retryAfter = head.header("retry-after").flatMap { ResponseVerdict.retryAfter($0, now: Date()) }
         switch status {
         case 200: break
         case 206:
-            guard let range = request.range, let answered = head.header("content-range").flatMap(ContentRange.init),
-                answered.range == range
+            guard let asked, let answered = head.header("content-range").flatMap(ContentRange.init),
+                let range = answered.range, range.lowerBound == asked.lowerBound,
+                range.upperBound == asked.upperBound || range.upperBound == answered.total
             else {
                 refused = .invalid("a 206 for other bytes than asked (\(head.header("content-range") ?? "no Content-Range"))")
                 return false
             }
+            self.answered = range
+            // A fetch of a whole resource learns its length here; one of a byte range knew it.
+            if request.range == nil, let total = answered.total { totalLength = total }
         default:
             refused = .status(status, retryAfter: retryAfter)
             return false
         }
-        if let length = head.header("content-length").flatMap(Int64.init), length > request.limit {
-            refused = .invalid("\(length) bytes, more than a segment may have (\(request.limit))")
+        let limit = request.limit
+        if let length = head.header("content-length").flatMap(Int64.init), length > limit, status == 206 || request.range == nil {
+            refused = .invalid("\(length) bytes, more than a segment may have (\(limit))")
             return false
         }
-        if let length = head.header("content-length").flatMap(Int.init), length > 0 {
+        if let total = totalLength, total > limit {
+            refused = .invalid("\(total) bytes, more than a segment may have (\(limit))")
+            return false
+        }
+        if let length = head.header("content-length").flatMap(Int.init), length > 0, length <= limit {
             bytes.reserveCapacity(length)
         }
         return true
@@ -181,18 +260,25 @@ private final class Fetch {
 }
 
 private let fetchWriteCallback: EasyHandle.DataCallback = { data, size, count, userdata in
-    let fetch = Unmanaged<Fetch>.fromOpaque(userdata!).takeUnretainedValue()
-    guard Int64(fetch.bytes.count + size * count) <= fetch.request.limit else {
-        fetch.refused = .invalid("more than \(fetch.request.limit) bytes, more than a segment may have")
+    let piece = Unmanaged<Piece>.fromOpaque(userdata!).takeUnretainedValue()
+    let limit = piece.request.limit
+    if piece.head.status == 200, let range = piece.request.range {
+        // The whole file for a byte range: read up to the range's end, then stop.
+        piece.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
+        piece.hasEnough = Int64(piece.bytes.count) >= range.upperBound
+        return piece.hasEnough || Int64(piece.bytes.count) > max(limit, range.upperBound) ? 0 : size * count
+    }
+    guard Int64(piece.bytes.count + size * count) <= limit else {
+        piece.refused = .invalid("more than \(limit) bytes, more than a segment may have")
         return 0
     }
-    fetch.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
+    piece.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
     return size * count
 }
 
 private let fetchHeaderCallback: EasyHandle.DataCallback = { data, size, count, userdata in
-    let fetch = Unmanaged<Fetch>.fromOpaque(userdata!).takeUnretainedValue()
+    let piece = Unmanaged<Piece>.fromOpaque(userdata!).takeUnretainedValue()
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
-    guard fetch.head.add(line: line), fetch.head.status >= 200, !fetch.head.isRedirect else { return size * count }
-    return fetch.accept() ? size * count : 0
+    guard piece.head.add(line: line), piece.head.status >= 200, !piece.head.isRedirect else { return size * count }
+    return piece.accept() ? size * count : 0
 }

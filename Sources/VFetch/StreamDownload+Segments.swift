@@ -126,9 +126,13 @@ extension StreamJob {
     {
         let kept = Set(state.manifest.kept.map(\.fetch))
         let requests = batch.map { SegmentFetcher.Request(url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange) }
+        var lengths: [Int: Int64] = [:]
+        for (position, fetch) in batch.enumerated() {
+            if let range = list.resources[fetch].byteRange { lengths[position] = Int64(range.count) }
+        }
         var plan = SegmentFetchPlan(
-            count: batch.count, done: Set(batch.indices.filter { kept.contains(batch[$0]) }), connections: options.connections,
-            retry: retryPolicy, skipUnavailable: skipUnavailable)
+            count: batch.count, lengths: lengths, done: Set(batch.indices.filter { kept.contains(batch[$0]) }),
+            connections: options.connections, retry: retryPolicy, skipUnavailable: skipUnavailable)
         let total = list.trackSeconds.first ?? 0
         let firstTrack = Set(list.tracks.first ?? [])
         let result = fetcher.run(requests, plan: &plan) { position, body in

@@ -202,7 +202,8 @@ final class StreamJob: @unchecked Sendable {
     /// Fetches small documents (playlists, manifests, keys, indexes) in parallel, each whole.
     func fetchDocuments(_ requests: [SegmentFetcher.Request], _ fetcher: SegmentFetcher) throws(DownloadError) -> [SegmentFetcher.Body] {
         var bodies = [SegmentFetcher.Body?](repeating: nil, count: requests.count)
-        var plan = SegmentFetchPlan(count: requests.count, connections: min(8, options.connections), retry: retryPolicy)
+        // Documents are small: each is asked for whole.
+        var plan = SegmentFetchPlan(count: requests.count, connections: min(8, options.connections), pieceSize: nil, retry: retryPolicy)
         let result = fetcher.run(requests, plan: &plan) { index, body in
             bodies[index] = body
             return nil

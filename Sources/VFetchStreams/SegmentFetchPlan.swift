@@ -1,22 +1,24 @@
 import VFetchCore
 
-/// Which of a stream's fetches (segments, init sections, keys) to start next, and what each failure
+/// Which of a stream's fetches (segments, init sections, keys) to request next, and what each failure
 /// means: a state machine the fetcher feeds with events and whose actions it performs. No I/O, no clock
 /// of its own: `now` comes in with every event.
 ///
-/// Fetches start in play order, so the output fills from its start. A host that answers 429 or 503 while
-/// other fetches of it work has reached its connection limit: the plan holds one connection fewer and
-/// asks again, without counting a failure. A fetch that keeps failing fails the download, naming the
-/// fetch, unless `skipUnavailable` lets it be skipped, and then it is reported as a gap.
+/// Fetches start in play order, so the output fills from its start. Each is requested whole, unless
+/// connections would sit idle: then it is requested in pieces of `pieceSize` over several connections,
+/// since origins and CDNs limit the rate of each response (and start each with a burst), not of a client.
+/// A host that answers 429 or 503 while other requests of it work has reached its connection limit: the
+/// plan holds one connection fewer and asks again, without counting a failure. A fetch that keeps
+/// failing fails the download, naming the fetch, unless `skipUnavailable` lets it be skipped, and then
+/// it is reported as a gap.
 package struct SegmentFetchPlan: Sendable {
     package enum State: Sendable, Equatable {
         case waiting(notBefore: Double)
         case fetching
         case done
-        case skipped(reason: String)
     }
 
-    /// Why one fetch failed, as the adapter saw it.
+    /// Why one request failed, as the adapter saw it.
     package enum Failure: Error, Sendable, Equatable {
         /// An HTTP answer other than the bytes asked for.
         case status(Int, retryAfter: Double?)
@@ -26,106 +28,225 @@ package struct SegmentFetchPlan: Sendable {
         case invalid(String)
     }
 
+    /// One request's worth of a fetch: all of it (`range` nil), or the bytes `range` of it, counted
+    /// from the fetch's first byte. `id` names it in actions and events for as long as it exists.
+    package struct Piece: Sendable, Equatable {
+        package var id = 0
+        package var fetch: Int
+        package var range: Range<Int64>?
+        package var state: State
+        var failures = 0
+    }
+
     /// What the fetcher does next.
     package enum Action: Sendable, Equatable {
-        case fetch(Int)
+        /// Request piece `piece`: bytes `range` of fetch `fetch` (nil: all of it).
+        case fetch(piece: Int, fetch: Int, range: Range<Int64>?)
         /// Give up the download: `fetch` failed for good.
         case fail(fetch: Int, reason: String)
     }
 
-    package private(set) var states: [State]
-    private var failures: [Int]
-    /// How many fetches run at once: `connections` at first, lowered to what a limited host allows.
+    package private(set) var pieces: [Piece] = []
+    private var nextID = 0
+    private var done: [Bool]
+    private var skippedReasons: [Int: String] = [:]
+    /// Fetches whose length is known: from the start (a byte range) or from a first piece's answer.
+    private var lengths: [Int: Int64]
+    /// How many requests run at once: `connections` at first, lowered to what a limited host allows.
     package private(set) var connectionLimit: Int
+    /// The size of a piece when a fetch is split; nil once the origin has ignored a range (or never split).
+    package private(set) var pieceSize: Int64?
     package let retry: RetryPolicy
     package let skipUnavailable: Bool
     private var failed: Action?
 
-    /// `done`: fetches kept from an earlier run.
-    package init(count: Int, done: Set<Int> = [], connections: Int, retry: RetryPolicy = RetryPolicy(), skipUnavailable: Bool = false) {
-        states = (0..<count).map { done.contains($0) ? .done : .waiting(notBefore: 0) }
-        failures = Array(repeating: 0, count: count)
+    /// `lengths`: the length of fetches known in advance (byte ranges); `done`: fetches kept from an earlier run.
+    package init(
+        count: Int, lengths: [Int: Int64] = [:], done: Set<Int> = [], connections: Int, pieceSize: Int64? = 1 << 20,
+        retry: RetryPolicy = RetryPolicy(), skipUnavailable: Bool = false
+    ) {
+        self.done = (0..<count).map(done.contains)
+        self.lengths = lengths
         connectionLimit = max(1, connections)
+        self.pieceSize = pieceSize.map { max(1, $0) }
         self.retry = retry
         self.skipUnavailable = skipUnavailable
+        for fetch in 0..<count where !done.contains(fetch) { pieces.append(made(fetch: fetch, range: nil, state: .waiting(notBefore: 0))) }
     }
 
-    package var inFlight: Int { states.count { $0 == .fetching } }
-    package var doneCount: Int { states.count { $0 == .done } }
+    private mutating func made(fetch: Int, range: Range<Int64>?, state: State, failures: Int = 0) -> Piece {
+        nextID += 1
+        return Piece(id: nextID, fetch: fetch, range: range, state: state, failures: failures)
+    }
+
+    private func position(of id: Int) -> Int? { pieces.firstIndex { $0.id == id } }
+
+    package var inFlight: Int { pieces.count { $0.state == .fetching } }
+    package var doneCount: Int { done.count { $0 } }
     /// Every fetch is done or skipped.
-    package var isFinished: Bool {
-        states.allSatisfy { if case .waiting = $0 { false } else { $0 != .fetching } }
-    }
+    package var isFinished: Bool { pieces.isEmpty }
     /// The skipped fetches and why, in order.
-    package var skipped: [(fetch: Int, reason: String)] {
-        states.enumerated().compactMap { if case .skipped(let reason) = $1 { ($0, reason) } else { nil } }
-    }
+    package var skipped: [(fetch: Int, reason: String)] { skippedReasons.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
 
-    /// The fetches to start now: the earliest waiting ones, up to the connection limit; or the failure.
+    /// The requests to start now, the earliest waiting first, up to the connection limit; or the failure.
     package mutating func next(now: Double) -> [Action] {
         if let failed { return [failed] }
-        var actions: [Action] = []
         var free = connectionLimit - inFlight
-        for index in states.indices where free > 0 {
-            guard case .waiting(let notBefore) = states[index], notBefore <= now else { continue }
-            states[index] = .fetching
-            actions.append(.fetch(index))
+        guard free > 0 else { return [] }
+        splitForIdleConnections(free: free, now: now)
+        var actions: [Action] = []
+        for index in pieces.indices where free > 0 {
+            guard case .waiting(let notBefore) = pieces[index].state, notBefore <= now else { continue }
+            pieces[index].state = .fetching
+            actions.append(.fetch(piece: pieces[index].id, fetch: pieces[index].fetch, range: pieces[index].range))
             free -= 1
         }
         return actions
     }
 
-    /// When the next waiting fetch may start, if that is in the future and a connection is free for it.
+    /// Where more connections are free than requests are ready, splits whole fetches not yet started: one
+    /// of known length into pieces, one of unknown length into its first piece (the rest follows once
+    /// its answer tells the length, `learned(length:of:)`).
+    private mutating func splitForIdleConnections(free: Int, now: Double) {
+        guard let pieceSize else { return }
+        var spare = free - pieces.count { if case .waiting(let at) = $0.state { at <= now } else { false } }
+        var index = 0
+        while index < pieces.count, spare > 0 {
+            let piece = pieces[index]
+            guard piece.range == nil, piece.failures == 0, case .waiting(let at) = piece.state, at <= now else {
+                index += 1
+                continue
+            }
+            let length = lengths[piece.fetch]
+            guard (length ?? .max) > pieceSize else {
+                index += 1
+                continue
+            }
+            let count = length.map { Int(min(Int64(spare + 1), ($0 + pieceSize - 1) / pieceSize)) } ?? 1
+            let size = length.map { ($0 + Int64(count) - 1) / Int64(count) } ?? pieceSize
+            var split: [Piece] = []
+            for part in 0..<count {
+                let start = Int64(part) * size
+                split.append(made(fetch: piece.fetch, range: start..<(length.map { min($0, start + size) } ?? start + size), state: piece.state))
+            }
+            pieces.replaceSubrange(index...index, with: split)
+            spare -= count - 1 + (length == nil ? 1 : 0)
+            index += count
+        }
+    }
+
+    /// When the next waiting request may start, if that is in the future and a connection is free for it.
     package func wakeup(after now: Double) -> Double? {
         guard failed == nil, inFlight < connectionLimit else { return nil }
-        return states.compactMap { if case .waiting(let at) = $0, at > now { at } else { nil } }.min()
+        return pieces.compactMap { if case .waiting(let at) = $0.state, at > now { at } else { nil } }.min()
     }
 
-    package mutating func fetched(_ index: Int) {
-        guard states.indices.contains(index) else { return }
-        states[index] = .done
-        failures[index] = 0
+    /// The answer to a piece told the fetch's whole length: the rest of it is queued in pieces.
+    package mutating func learned(length: Int64, of fetch: Int) {
+        guard lengths[fetch] == nil, length >= 0 else { return }
+        lengths[fetch] = length
+        guard let first = pieces.firstIndex(where: { $0.fetch == fetch }), let range = pieces[first].range,
+            let pieceSize, range.lowerBound == 0, pieces.count(where: { $0.fetch == fetch }) == 1
+        else { return }
+        if range.upperBound >= length {
+            pieces[first].range = 0..<length
+            return
+        }
+        var rest: [Piece] = []
+        var start = range.upperBound
+        while start < length {
+            rest.append(made(fetch: fetch, range: start..<min(length, start + pieceSize), state: .waiting(notBefore: 0)))
+            start += pieceSize
+        }
+        pieces.insert(contentsOf: rest, at: first + 1)
     }
 
-    /// Records a failure: the fetch waits for its retry, or the download fails (or the fetch is skipped).
-    /// `jitter` in 0..<1 spreads the retries of many fetches apart.
-    package mutating func failed(_ index: Int, _ failure: Failure, now: Double, jitter: Double) {
-        guard states.indices.contains(index), states[index] == .fetching else { return }
-        let othersWork = states.enumerated().contains { $0.offset != index && ($0.element == .fetching || $0.element == .done) }
+    /// The origin answered a piece with the whole fetch (it ignores ranges): the fetch is complete, and no
+    /// fetch is split from now on.
+    package mutating func answeredWhole(_ id: Int) {
+        guard let piece = position(of: id) else { return }
+        pieceSize = nil
+        let fetch = pieces[piece].fetch
+        // Whatever else of this fetch runs is not needed: the fetch is this one whole answer.
+        pieces[piece].range = nil
+        pieces[piece].state = .done
+        pieces.removeAll { $0.fetch == fetch && $0.id != id }
+    }
+
+    /// A piece arrived whole.
+    package mutating func fetched(_ id: Int) {
+        guard let piece = position(of: id) else { return }
+        // Its failures stay counted: the whole fetch may still be refused (`rejected`).
+        pieces[piece].state = .done
+    }
+
+    /// Whether every piece of `fetch` has arrived: the fetcher then checks the whole and says `kept` or `rejected`.
+    package func isComplete(_ fetch: Int) -> Bool {
+        let own = pieces.filter { $0.fetch == fetch }
+        guard !own.isEmpty, own.allSatisfy({ $0.state == .done }) else { return false }
+        if own.count == 1, own[0].range == nil { return true }
+        guard let length = lengths[fetch] else { return false }
+        return own.reduce(Int64(0)) { $0 + Int64($1.range?.count ?? 0) } == length
+    }
+
+    /// The fetch is complete and kept: its pieces are forgotten.
+    package mutating func kept(_ fetch: Int) {
+        done[fetch] = true
+        pieces.removeAll { $0.fetch == fetch }
+    }
+
+    /// The whole fetch was refused after its pieces arrived (an HTML page, a failed decryption): it is asked
+    /// for again, whole, after a backoff, or given up.
+    package mutating func rejected(_ fetch: Int, _ failure: Failure, now: Double, jitter: Double) {
+        guard let first = pieces.firstIndex(where: { $0.fetch == fetch }) else { return }
+        let failures = pieces.filter { $0.fetch == fetch }.map(\.failures).max() ?? 0
+        pieces.removeAll { $0.fetch == fetch }
+        let whole = made(fetch: fetch, range: nil, state: .fetching, failures: failures)
+        pieces.insert(whole, at: first)
+        failed(whole.id, failure, now: now, jitter: jitter)
+    }
+
+    /// Records a failed request: it waits for its retry, or the download fails (or the fetch is skipped).
+    /// `jitter` in 0..<1 spreads the retries of many requests apart.
+    package mutating func failed(_ id: Int, _ failure: Failure, now: Double, jitter: Double) {
+        guard let piece = position(of: id), pieces[piece].state == .fetching else { return }
+        let othersWork = done.contains(true) || pieces.contains { $0.id != id && ($0.state == .fetching || $0.state == .done) }
         var retryAfter: Double?
         switch failure {
         case .status(let status, let after) where status == 429 || status == 503:
             retryAfter = after
             if retry.refuses(retryAfter: after) {
-                return give(up: index, "HTTP \(status) with Retry-After \(Int(after ?? 0)) s, longer than the longest wait")
+                return give(up: piece, "HTTP \(status) with Retry-After \(Int(after ?? 0)) s, longer than the longest wait")
             }
             if othersWork, inFlight > 1 {
                 // The host's connection limit, not a broken segment: fewer connections, and no failure counted.
                 connectionLimit = max(1, inFlight - 1)
-                states[index] = .waiting(notBefore: now + (after ?? retry.delay(afterFailures: 0, retryAfter: nil, jitter: jitter)))
+                pieces[piece].state = .waiting(notBefore: now + (after ?? retry.delay(afterFailures: 0, retryAfter: nil, jitter: jitter)))
                 return
             }
         case .transfer(let transfer, _):
             switch transfer.verdict(fileKnown: true, answered: false, othersWork: { othersWork }) {
-            case .unreachable, .badURL, .permanent: return give(up: index, Self.describe(failure))
+            case .unreachable, .badURL, .permanent: return give(up: piece, Self.describe(failure))
             case .hostLimit where inFlight > 1:
                 // A reset or refusal on an extra connection while others work: the host's limit, as above.
                 connectionLimit = max(1, inFlight - 1)
-                states[index] = .waiting(notBefore: now)
+                pieces[piece].state = .waiting(notBefore: now)
                 return
             case .hostLimit, .retry: break
             }
         case .status, .invalid: break
         }
-        failures[index] += 1
-        guard failures[index] <= retry.maxRetries else { return give(up: index, Self.describe(failure)) }
-        let delay = retry.delay(afterFailures: failures[index] - 1, retryAfter: retryAfter, jitter: jitter)
-        states[index] = .waiting(notBefore: now + delay)
+        pieces[piece].failures += 1
+        guard pieces[piece].failures <= retry.maxRetries else { return give(up: piece, Self.describe(failure)) }
+        let delay = retry.delay(afterFailures: pieces[piece].failures - 1, retryAfter: retryAfter, jitter: jitter)
+        pieces[piece].state = .waiting(notBefore: now + delay)
     }
 
-    private mutating func give(up index: Int, _ reason: String) {
-        states[index] = .skipped(reason: reason)
-        if !skipUnavailable { failed = failed ?? .fail(fetch: index, reason: reason) }
+    private mutating func give(up piece: Int, _ reason: String) {
+        let fetch = pieces[piece].fetch
+        skippedReasons[fetch] = reason
+        pieces.removeAll { $0.fetch == fetch }
+        if !skipUnavailable { failed = failed ?? .fail(fetch: fetch, reason: reason) }
     }
 
     static func describe(_ failure: Failure) -> String {

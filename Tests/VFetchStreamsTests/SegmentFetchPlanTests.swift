@@ -31,17 +31,20 @@ import VFetchCore
             }
             if run.plan.isFinished { break }
             run.turns += 1
-            let fetches = actions.compactMap { if case .fetch(let index) = $0 { index } else { nil } }
+            let fetches = actions.compactMap { if case .fetch(let piece, let fetch, _) = $0 { (piece, fetch) } else { nil } }
             run.peak = max(run.peak, fetches.count)
             // Refusals come back before any body has finished, as they do from a real origin.
-            var answers: [(Int, SegmentFetchPlan.Failure?)] = []
-            for (position, index) in fetches.enumerated() {
-                run.started.append(index)
-                attempts[index, default: 0] += 1
-                answers.append((index, origin(index, attempts[index]!, run.plan.inFlight - fetches.count + position + 1)))
+            var answers: [(piece: Int, fetch: Int, failure: SegmentFetchPlan.Failure?)] = []
+            for (position, (piece, fetch)) in fetches.enumerated() {
+                run.started.append(fetch)
+                attempts[fetch, default: 0] += 1
+                answers.append((piece, fetch, origin(fetch, attempts[fetch]!, run.plan.inFlight - fetches.count + position + 1)))
             }
-            for (index, failure) in answers where failure != nil { run.plan.failed(index, failure!, now: now, jitter: 0.5) }
-            for (index, failure) in answers where failure == nil { run.plan.fetched(index) }
+            for answer in answers where answer.failure != nil { run.plan.failed(answer.piece, answer.failure!, now: now, jitter: 0.5) }
+            for answer in answers where answer.failure == nil {
+                run.plan.fetched(answer.piece)
+                if run.plan.isComplete(answer.fetch) { run.plan.kept(answer.fetch) }
+            }
             if fetches.isEmpty { now = run.plan.wakeup(after: now) ?? now + 1 }
         }
         return run
@@ -49,23 +52,24 @@ import VFetchCore
 
     @Test func fetchesStartInPlayOrderUpToTheConnectionLimit() {
         var plan = SegmentFetchPlan(count: 10, connections: 4)
-        #expect(plan.next(now: 0) == [.fetch(0), .fetch(1), .fetch(2), .fetch(3)])
+        #expect(plan.next(now: 0).compactMap(\.fetchIndex) == [0, 1, 2, 3])
         #expect(plan.next(now: 0) == [])
-        plan.fetched(1)
-        #expect(plan.next(now: 0) == [.fetch(4)])
+        plan.fetched(2)
+        plan.kept(1)
+        #expect(plan.next(now: 0).compactMap(\.fetchIndex) == [4])
         #expect(plan.inFlight == 4)
         #expect(plan.doneCount == 1)
     }
 
     @Test func fetchesKeptFromAnEarlierRunAreNotFetchedAgain() {
-        let run = Self.run(SegmentFetchPlan(count: 6, done: [0, 2, 5], connections: 8)) { _, _, _ in nil }
+        let run = Self.run(SegmentFetchPlan(count: 6, done: [0, 2, 5], connections: 8, pieceSize: nil)) { _, _, _ in nil }
         #expect(run.started == [1, 3, 4])
         #expect(run.plan.isFinished)
     }
 
     @Test func aHostAllowingFourConnectionsTeachesTheLimitWithoutFailingASegment() {
         // 503 to every fetch beyond the fourth at once, as nginx's limit_conn answers.
-        let run = Self.run(SegmentFetchPlan(count: 200, connections: 16)) { _, _, concurrent in
+        let run = Self.run(SegmentFetchPlan(count: 200, connections: 16, pieceSize: nil)) { _, _, concurrent in
             concurrent > 4 ? .status(503, retryAfter: nil) : nil
         }
         #expect(run.failure == nil)
@@ -77,13 +81,13 @@ import VFetchCore
     }
 
     @Test func aMissingSegmentFailsTheDownloadNamingItAfterItsRetries() {
-        let run = Self.run(SegmentFetchPlan(count: 10, connections: 4)) { index, _, _ in index == 7 ? .status(404, retryAfter: nil) : nil }
+        let run = Self.run(SegmentFetchPlan(count: 10, connections: 4, pieceSize: nil)) { index, _, _ in index == 7 ? .status(404, retryAfter: nil) : nil }
         #expect(run.failure == .fail(fetch: 7, reason: "HTTP 404"))
         #expect(run.started.filter { $0 == 7 }.count == 1 + RetryPolicy().maxRetries)
     }
 
     @Test func skipUnavailableSkipsTheMissingSegmentAndReportsIt() {
-        let plan = SegmentFetchPlan(count: 10, connections: 4, skipUnavailable: true)
+        let plan = SegmentFetchPlan(count: 10, connections: 4, pieceSize: nil, skipUnavailable: true)
         let run = Self.run(plan) { index, _, _ in index == 7 ? .invalid("an HTML page, not a segment") : nil }
         #expect(run.failure == nil)
         #expect(run.plan.isFinished)
@@ -93,28 +97,116 @@ import VFetchCore
     }
 
     @Test func aRetryAfterLongerThanTheLongestWaitFailsAtOnce() {
-        let run = Self.run(SegmentFetchPlan(count: 3, connections: 1)) { _, _, _ in .status(503, retryAfter: 3600) }
+        let run = Self.run(SegmentFetchPlan(count: 3, connections: 1, pieceSize: nil)) { _, _, _ in .status(503, retryAfter: 3600) }
         #expect(run.failure == .fail(fetch: 0, reason: "HTTP 503 with Retry-After 3600 s, longer than the longest wait"))
         #expect(run.started == [0])
     }
 
     @Test func aServerThatResetsEveryConnectionEndsWithinTheRetryBudget() {
-        let run = Self.run(SegmentFetchPlan(count: 5, connections: 8)) { _, _, _ in .transfer(.reset, message: "Connection reset by peer") }
+        let run = Self.run(SegmentFetchPlan(count: 5, connections: 8, pieceSize: nil)) { _, _, _ in .transfer(.reset, message: "Connection reset by peer") }
         #expect(run.failure != nil)
         #expect(run.started.count <= 8 + 5 * (1 + RetryPolicy().maxRetries))
     }
 
     @Test func anUnreachableHostFailsAtOnce() {
-        let run = Self.run(SegmentFetchPlan(count: 5, connections: 2)) { _, _, _ in .transfer(.unresolved, message: "Could not resolve host") }
+        let run = Self.run(SegmentFetchPlan(count: 5, connections: 2, pieceSize: nil)) { _, _, _ in .transfer(.unresolved, message: "Could not resolve host") }
         #expect(run.failure == .fail(fetch: 0, reason: "Could not resolve host"))
     }
 
     @Test func aSegmentThatFailsTwiceThenWorksIsKept() {
-        let run = Self.run(SegmentFetchPlan(count: 4, connections: 4)) { index, attempt, _ in
+        let run = Self.run(SegmentFetchPlan(count: 4, connections: 4, pieceSize: nil)) { index, attempt, _ in
             index == 2 && attempt <= 2 ? .transfer(.transient, message: "Operation timed out") : nil
         }
         #expect(run.failure == nil)
         #expect(run.plan.doneCount == 4)
         #expect(run.started.filter { $0 == 2 }.count == 3)
+    }
+}
+
+extension SegmentFetchPlan.Action {
+    var fetchIndex: Int? { if case .fetch(_, let fetch, _) = self { fetch } else { nil } }
+    var range: Range<Int64>?? { if case .fetch(_, _, let range) = self { range } else { nil } }
+    var piece: Int? { if case .fetch(let piece, _, _) = self { piece } else { nil } }
+}
+
+/// Fetches asked for in pieces when connections would sit idle.
+@Suite struct SegmentFetchPieceTests {
+    static let mib: Int64 = 1 << 20
+
+    @Test func busyConnectionsFetchWholeSegments() {
+        var plan = SegmentFetchPlan(count: 40, connections: 4)
+        let actions = plan.next(now: 0)
+        #expect(actions.count == 4)
+        #expect(actions.allSatisfy { $0.range == .some(nil) })
+    }
+
+    @Test func idleConnectionsAskForAFirstPieceThenTheRestOnceTheLengthIsKnown() {
+        var plan = SegmentFetchPlan(count: 2, connections: 8)
+        let first = plan.next(now: 0)
+        #expect(first.map(\.range) == [0..<Self.mib, 0..<Self.mib])
+        plan.learned(length: 5 * Self.mib / 2, of: 0)
+        let rest = plan.next(now: 0)
+        #expect(rest.map(\.range) == [Self.mib..<2 * Self.mib, 2 * Self.mib..<5 * Self.mib / 2])
+        #expect(rest.allSatisfy { $0.fetchIndex == 0 })
+        for action in first + rest where action.fetchIndex == 0 { plan.fetched(action.piece!) }
+        #expect(plan.isComplete(0))
+        #expect(!plan.isComplete(1))
+    }
+
+    @Test func aSegmentShorterThanAPieceIsCompleteWithItsFirstAnswer() {
+        var plan = SegmentFetchPlan(count: 1, connections: 8)
+        let first = plan.next(now: 0)
+        plan.learned(length: 300_000, of: 0)
+        plan.fetched(first[0].piece!)
+        #expect(plan.isComplete(0))
+        #expect(plan.next(now: 0).isEmpty)
+    }
+
+    @Test func aByteRangeOfKnownLengthIsSplitAtOnceOverTheIdleConnections() {
+        var plan = SegmentFetchPlan(count: 1, lengths: [0: 3 * Self.mib], connections: 8)
+        #expect(plan.next(now: 0).map(\.range) == [0..<Self.mib, Self.mib..<2 * Self.mib, 2 * Self.mib..<3 * Self.mib])
+    }
+
+    @Test func anOriginThatIgnoresRangesEndsTheSplitting() {
+        var plan = SegmentFetchPlan(count: 3, connections: 8)
+        let first = plan.next(now: 0)
+        plan.answeredWhole(first[0].piece!)
+        #expect(plan.isComplete(0))
+        plan.kept(0)
+        // The two other first pieces are already out; nothing new is split.
+        plan.failed(first[1].piece!, .transfer(.transient, message: "timeout"), now: 0, jitter: 0)
+        let retried = plan.next(now: 100)
+        #expect(retried.map(\.fetchIndex) == [1])
+        #expect(plan.pieceSize == nil)
+    }
+
+    @Test func aRejectedSegmentIsAskedForAgainWhole() {
+        var plan = SegmentFetchPlan(count: 1, lengths: [0: 2 * Self.mib], connections: 8)
+        let pieces = plan.next(now: 0)
+        #expect(pieces.count == 2)
+        for piece in pieces { plan.fetched(piece.piece!) }
+        #expect(plan.isComplete(0))
+        plan.rejected(0, .invalid("an HTML page, not a segment"), now: 0, jitter: 0)
+        let again = plan.next(now: 100)
+        #expect(again.map(\.range) == [.some(nil)])
+    }
+
+    @Test func aSegmentRefusedEveryTimeFailsAfterItsRetries() {
+        var plan = SegmentFetchPlan(count: 1, connections: 8, retry: RetryPolicy(maxRetries: 2))
+        var now = 0.0
+        for _ in 0..<10 {
+            let actions = plan.next(now: now)
+            if case .fail(let fetch, let reason)? = actions.first {
+                #expect(fetch == 0)
+                #expect(reason == "an HTML page, not a segment")
+                return
+            }
+            for action in actions {
+                plan.answeredWhole(action.piece!)  // an origin without ranges, answering a page each time
+            }
+            if plan.isComplete(0) { plan.rejected(0, .invalid("an HTML page, not a segment"), now: now, jitter: 0) }
+            now += 100
+        }
+        Issue.record("never gave up")
     }
 }
