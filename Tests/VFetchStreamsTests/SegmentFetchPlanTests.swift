@@ -201,8 +201,9 @@ extension SegmentFetchPlan.Action {
                 #expect(reason == "an HTML page, not a segment")
                 return
             }
+            // An origin without ranges, answering a page each time.
             for action in actions {
-                plan.answeredWhole(action.piece!)  // an origin without ranges, answering a page each time
+                if action.range == .some(nil) { plan.fetched(action.piece!) } else { plan.answeredWhole(action.piece!) }
             }
             if plan.isComplete(0) { plan.rejected(0, .invalid("an HTML page, not a segment"), now: now, jitter: 0) }
             now += 100
