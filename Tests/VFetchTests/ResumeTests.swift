@@ -154,6 +154,7 @@ import VFetch
         if blockCount % 8 != 0 { bits[bits.count - 1] = UInt8((1 << (blockCount % 8)) - 1) }
         object["blocks"] = Data(bits).base64EncodedString()
         object["blocks_done"] = blockCount
+        object["partial_blocks"] = []  // partial blocks within complete ones would be refused as malformed
         if forgery == .bitmapAndTags, let tags = object["block_tags"] as? String {
             // Each block recorded keeps its tag; each one claimed gets 0.
             var oldTags = Array(try #require(Data(base64Encoded: tags)))[...]
@@ -202,7 +203,7 @@ import VFetch
             let manifestURL = URL(fileURLWithPath: output + ".vfetch")
             let line = try #require(try Data(contentsOf: manifestURL).split(separator: 0x0A).first)
             var object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
-            for key in ["part_device", "part_inode", "block_tags"] { object[key] = nil }
+            for key in ["part_device", "part_inode", "block_tags", "partial_blocks"] { object[key] = nil }
             object["version"] = 1
             let json = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             try (json + Data("\nsha256 \(sha256([UInt8](json)))\n".utf8)).write(to: manifestURL)
@@ -211,7 +212,7 @@ import VFetch
             #expect(again > saved, "the version 1 blocks were kept")
             let rewritten = try #require(try Data(contentsOf: manifestURL).split(separator: 0x0A).first)
             let fields = try #require(try JSONSerialization.jsonObject(with: Data(rewritten)) as? [String: Any])
-            #expect(fields["version"] as? Int == 2)
+            #expect(fields["version"] as? Int == 3)
             #expect(fields["block_tags"] is String)
             origin.setBehavior("/a.mp4", OriginBehavior())
             let last = await fetch(origin.url("/a.mp4"), to: .file(output))
