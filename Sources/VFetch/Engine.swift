@@ -24,10 +24,13 @@ final class Engine {
     var remote: RemoteFile?
     var file: OutputFile?
     var outputPath = ""
-    /// What a checkpoint writes beside the file; nil when the download cannot be resumed (no ranges).
-    var manifest: Manifest?
+    /// What checkpoints record beside the file, and the file they write it to; nil when the download
+    /// cannot be resumed (no ranges).
+    var journal: ManifestJournal?
+    var manifestFile: ManifestFile?
     var manifestPath: String { outputPath + ".vfetch" }
-    var lastCheckpoint = (time: 0.0, bytes: Int64(0))
+    /// When the last checkpoint began, `bytesReceived` then, and how many seconds it took.
+    var lastCheckpoint = (time: 0.0, bytes: Int64(0), cost: 0.0)
     /// Bytes taken from transfers in this run, buffered or written: what a crash now would lose.
     var bytesReceived: Int64 = 0
     var resumedBytes: Int64 = 0
@@ -446,8 +449,9 @@ final class Engine {
         events.yield(.notice("the server does not honour range requests (\(reason)); continuing over one connection"))
         removeAllTransfers()
         // One plain request rewrites everything; the next run could not resume with ranges anyway.
-        if manifest != nil { OutputFile.remove(manifestPath) }
-        manifest = nil
+        manifestFile?.remove()
+        manifestFile = nil
+        journal = nil
         var configuration = scheduler!.configuration
         configuration.retry.maxRetries = options.retries
         scheduler = SegmentScheduler(total: remote.length, rangeRequests: false, configuration: configuration)

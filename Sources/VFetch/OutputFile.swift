@@ -206,30 +206,40 @@ final class OutputFile {
     /// Writes `bytes` to `path` durably and atomically: a new private temporary file, fsync, rename over
     /// (which replaces a link at `path`, never what it points to), fsync of the directory.
     static func replaceDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
+        close(try replaceDurablyKeepingOpen(path, with: bytes))
+    }
+
+    /// `replaceDurably`, returning the new file's descriptor, open for writing (the caller closes it).
+    static func replaceDurablyKeepingOpen(_ path: String, with bytes: [UInt8]) throws(DownloadError) -> Int32 {
         let temporary = path + ".tmp"
         let fd: Int32
         do { fd = try RegularFile.create(temporary) } catch { throw .forOutput(error) }
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += count
-            }
-        }
+        var failure = writeAll(fd, bytes, at: 0)
         if failure == 0, fsync(fd) != 0 { failure = errno }
-        close(fd)
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
         guard failure == 0 else {
+            close(fd)
             unlink(temporary)
             throw DownloadError.forOutput(errno: failure, path: path)
         }
         syncDirectory(of: path)
+        return fd
+    }
+
+    /// Writes all of `bytes` to `fd` at `offset`; returns 0, or the `errno` of the write that failed.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int64) -> Int32 {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let count = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                done += count
+            }
+            return 0
+        }
     }
 
     static func remove(_ path: String) { unlink(path) }
