@@ -79,6 +79,20 @@ extension Engine {
         lastCheckpoint = (now, bytesReceived, 0)
     }
 
+    /// Where the first probe asks the file from: the first byte the manifest beside the output says is
+    /// missing, so a resumed download does not fetch the start of the file again only to drop it (an
+    /// origin may send megabytes before the answer is read). 0 without a manifest of this URL. Only a
+    /// hint: `previousRun` judges the manifest once the answer is in, and a probe whose bytes are not
+    /// wanted stops.
+    func probeStart() -> Int64 {
+        guard case .file(let path) = destination, !options.restart,
+            let data = try? RegularFile.contents(at: path + ".vfetch"),
+            let previous = try? Manifest(decoding: data), demand != nil || previous.url == url,
+            let first = previous.savedRanges.ranges.first, first.lowerBound == 0, first.upperBound < previous.length
+        else { return 0 }
+        return first.upperBound
+    }
+
     /// The manifest an earlier run left, if its bytes are this remote file's and still in `part`
     /// (less any blocks that are not); otherwise why not.
     func previousRun(for remote: RemoteFile, in part: OutputFile) -> Result<Manifest, DiscardReason> {

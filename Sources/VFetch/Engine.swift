@@ -49,6 +49,8 @@ final class Engine {
     var connectionLimit: Int
     var controller: ConnectionController?
     var probeFailures = 0
+    /// Where the probe asks the file from (`probeStart`); 0 again once an answer from there is unusable.
+    var probeOffset: Int64 = 0
     var probeNotBefore = 0.0
     /// Until when the last "waiting (Retry-After)" notice holds: one notice per wait, not one per segment.
     var retryNoticeUntil = 0.0
@@ -93,6 +95,7 @@ final class Engine {
     func run() -> Result<DownloadSummary, DownloadError> {
         // Another vfetch writing there is refused at once, not after a round trip (the lock itself is taken later).
         if case .file(let path) = destination, OutputFile.isLocked(path + ".part") { return .failure(.busy(path + ".part")) }
+        probeOffset = probeStart()
         signal.attach(multi.raw)
         defer {
             signal.detach()
@@ -177,9 +180,10 @@ final class Engine {
         try easy.configure(url: transfer.url, options: options, headers: headers)
         try easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
         try easy.set(CURLOPT_SHARE, pointer: share.raw)
-        // The probe asks for `0-` so its 206 tells range support and length, and its body is kept.
+        // The probe asks for `0-` (or from the first byte not saved) so its 206 tells range support and
+        // length, and its body is kept.
         if transfer.isProbe {
-            try easy.set(CURLOPT_RANGE, "0-")
+            try easy.set(CURLOPT_RANGE, "\(probeOffset)-")
         } else if transfer.isTail {
             try easy.set(CURLOPT_RANGE, "-\(Self.playbackTail)")
         } else if let range = transfer.range {
@@ -218,7 +222,13 @@ final class Engine {
     }
 
     func probeAnswered(_ transfer: Transfer) -> Bool {
-        guard let found = RemoteFile(probe: transfer.head) else {
+        guard let found = RemoteFile(probe: transfer.head, from: probeOffset) else {
+            if probeOffset > 0, transfer.head.status == 206 || transfer.head.status == 416 {
+                // Not the bytes from there (the file may be shorter now): ask again from the start.
+                probeOffset = 0
+                transfer.abort = .stopped
+                return false
+            }
             switch ResponseVerdict.forStatus(transfer.head) {
             case .retry(let status, let after): transfer.abort = .retry(status: status, after: after)
             case .expired(let status), .fail(let status): fail(.httpStatus(status, url: transfer.url), transfer)
@@ -264,7 +274,9 @@ final class Engine {
             let why = found.length == nil ? "the server does not say the length" : "the server does not support byte ranges"
             events.yield(.notice("\(why); downloading over one connection"))
         }
-        transfer.id = scheduler?.adopt(requestedUpTo: found.length, now: now)
+        // A 200's body starts at 0 whatever was asked.
+        let bodyStart = transfer.head.status == 206 ? probeOffset : 0
+        transfer.id = scheduler?.adopt(at: bodyStart, requestedUpTo: found.length, now: now)
         for tail in transfers.values where tail.waitsForProbe {
             tail.waitsForProbe = false
             _ = bindTail(tail)

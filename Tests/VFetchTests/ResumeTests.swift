@@ -40,7 +40,10 @@ import VFetch
             let output = directory + "/a.mp4"
             let saved = try await interrupt(origin.url("/a.mp4"), output: output, after: Int64(Self.mib) / 2)
             #expect(saved > 0)
+            let prefix = try #require(try PartialDownload(outputPath: output).presentRanges.first)
+            #expect(prefix.lowerBound == 0)
             let servedBefore = origin.bytesServed("/a.mp4")
+            let requestsBefore = origin.requests.count
             let second = await fetch(origin.url("/a.mp4"), to: .file(output))
             let summary = try second.result.get()
             #expect(try sha256(file: output) == sha256(bytes))
@@ -52,6 +55,9 @@ import VFetch
             #expect(!exists(output + ".vfetch") && !exists(output + ".part"))
             let resumedRequests = origin.requests.filter { $0.header("if-range") != nil }
             #expect(!resumedRequests.isEmpty, "segments of a resumed download send If-Range")
+            // Its probe asks from the first byte not saved, not for the start it would drop.
+            let probe = origin.requests.dropFirst(requestsBefore).first
+            #expect(probe?.header("range") == "bytes=\(prefix.upperBound)-", "\(String(describing: probe))")
         }
     }
 
@@ -95,6 +101,27 @@ import VFetch
             #expect(second.notices.contains { $0.contains("changed during the resume") && $0.contains("starting over") })
             _ = try second.result.get()
             #expect(try sha256(file: output) == sha256(new))
+        }
+    }
+
+    /// The file became shorter than the bytes saved from its start: the probe asked from past its end
+    /// gets a 416, asks again from the start, and the download starts over with the new file.
+    @Test func aRemoteFileNowShorterThanTheSavedStartIsFetchedAnew() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/a.mp4", randomBytes(4 * Self.mib, seed: 58), behavior: throttled())
+            let output = directory + "/a.mp4"
+            _ = try await interrupt(origin.url("/a.mp4"), output: output, after: Int64(Self.mib) / 2)
+            let prefix = try #require(try PartialDownload(outputPath: output).presentRanges.first)
+            let new = randomBytes(Int(prefix.upperBound) / 2, seed: 59)
+            origin.replace("/a.mp4", with: new)
+            let requestsBefore = origin.requests.count
+            let second = await fetch(origin.url("/a.mp4"), to: .file(output))
+            let summary = try second.result.get()
+            #expect(summary.resumedBytes == 0)
+            #expect(second.notices.contains { $0.contains("remote file changed") && $0.contains("starting over") }, "\(second.notices)")
+            #expect(try sha256(file: output) == sha256(new))
+            let asked = origin.requests.dropFirst(requestsBefore).prefix(2).map { "\($0.header("range") ?? "") \($0.status)" }
+            #expect(asked == ["bytes=\(prefix.upperBound)- 416", "bytes=0- 206"])
         }
     }
 
