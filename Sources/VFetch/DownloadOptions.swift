@@ -61,7 +61,8 @@ public struct DownloadOptions: Sendable, Equatable {
     public var trustLength = false
     /// Write a checkpoint (sync data, then the manifest) at least this often…
     public var checkpointInterval = 1.0
-    /// …and after receiving this many bytes, so a crash loses at most this much (plus partial blocks).
+    /// …and after receiving this many bytes, so a crash loses at most this much; after a quarter of it
+    /// when checkpoints are cheap (`CheckpointPacing`).
     public var checkpointBytes: Int64 = 8 << 20
 
     public init() {}

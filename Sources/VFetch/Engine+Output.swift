@@ -26,7 +26,7 @@ extension Engine {
         if OutputFile.exists(manifestPath), !options.restart {
             switch previousRun(for: remote, in: part) {
             case .success(let previous):
-                resumed = previous.blocks.completedRanges
+                resumed = previous.savedRanges
                 created = previous.created
                 previousTags = (previous.blocks.blockSize, previous.tags)
             case .failure(let reason):
@@ -50,19 +50,47 @@ extension Engine {
         }
         var blocks = BlockBitmap(length: length, blockSize: BlockBitmap.blockSize(forLength: length))
         blocks.mark(coveredBy: resumed)
+        // The partial blocks saved before (checked already) are tagged again: a few small reads.
+        var partialBlocks: [PartialBlock] = []
+        for range in blocks.incompleteParts(of: resumed).prefix(Manifest.partialBlockLimit) {
+            partialBlocks.append(PartialBlock(range: range, tag: try part.tag(of: range)))
+        }
         var fresh = Manifest(
             url: url, finalURL: requestURL, length: length, etag: remote.etag, lastModified: remote.lastModified,
             contentType: remote.contentType, created: created, blocks: blocks, part: try part.identity(),
-            tags: previousTags?.blockSize == blocks.blockSize ? previousTags?.tags ?? [:] : [:])
+            tags: previousTags?.blockSize == blocks.blockSize ? previousTags?.tags ?? [:] : [:],
+            partialBlocks: partialBlocks)
         // Blocks a version 1 manifest vouched for have no tags yet: they are read once, here.
         try fresh.tagCompleteBlocks { (range) throws(DownloadError) in try part.tag(of: range) }
-        manifest = fresh
         if let ifRange = fresh.ifRange, !resumed.isEmpty {
             segmentHeaders = HeaderList(requestsFor: options, ifRange: ifRange)
         }
-        try OutputFile.replaceDurably(manifestPath, with: fresh.encoded())
-        lastCheckpoint = (now, bytesReceived)
+        try startJournal(fresh)
         return resumed
+    }
+
+    /// Writes `manifest` as a snapshot and keeps it as the journal that checkpoints append to.
+    func startJournal(_ manifest: Manifest) throws(DownloadError) {
+        var journal = ManifestJournal(manifest)
+        let manifestFile = ManifestFile(path: manifestPath)
+        try manifestFile.write(.replace(journal.snapshot()))
+        self.journal = journal
+        self.manifestFile = manifestFile
+        lastCheckpoint = (now, bytesReceived, 0)
+    }
+
+    /// Where the first probe asks the file from: the first byte the manifest beside the output says is
+    /// missing, so a resumed download does not fetch the start of the file again only to drop it (an
+    /// origin may send megabytes before the answer is read). 0 without a manifest of this URL. Only a
+    /// hint: `previousRun` judges the manifest once the answer is in, and a probe whose bytes are not
+    /// wanted stops.
+    func probeStart() -> Int64 {
+        guard case .file(let path) = destination, !options.restart,
+            let data = try? RegularFile.contents(at: path + ".vfetch"),
+            let previous = try? Manifest(decoding: data), demand != nil || previous.url == url,
+            let first = previous.savedRanges.ranges.first, first.lowerBound == 0, first.upperBound < previous.length
+        else { return 0 }
+        return first.upperBound
     }
 
     /// The manifest an earlier run left, if its bytes are this remote file's and still in `part`
@@ -85,7 +113,7 @@ extension Engine {
         guard part.size == previous.length else {
             return .failure(DiscardReason("\(outputPath).part is not the size the manifest says"))
         }
-        return checkBlocks(of: previous, in: part)
+        return checkBlocks(of: previous, in: part).map { checkPartialBlocks(of: $0, in: part) }
     }
 
     /// `previous` without the blocks whose bytes in `part` are not the ones it recorded.
@@ -130,30 +158,70 @@ extension Engine {
         return .success(kept)
     }
 
-    /// Makes what was received durable, then records it: data synced, then the manifest replaced atomically.
-    /// Runs at least every `checkpointInterval` seconds and `checkpointBytes` bytes, and when forced.
+    /// `previous` without the partial blocks whose bytes in `part` are not the ones it recorded. They
+    /// are few and small (8 KiB read each at most), so every one is read.
+    func checkPartialBlocks(of previous: Manifest, in part: OutputFile) -> Manifest {
+        var kept = previous
+        kept.forgetPartialBlocks { (try? part.tag(of: $0.range)) != $0.tag }
+        let differing = previous.partialBlocks.count - kept.partialBlocks.count
+        if differing > 0 {
+            events.yield(.notice("\(differing) of \(previous.partialBlocks.count) partial blocks of \(outputPath).part differ from what \(manifestPath) recorded; fetching them again"))
+        }
+        return kept
+    }
+
+    /// Makes what was received durable, then records it: data synced, then the blocks completed and
+    /// the partial blocks appended to the manifest (or the manifest replaced whole, as its journal says).
+    /// Runs as `CheckpointPacing` says, and when forced; a forced one leaves the manifest one snapshot.
     func checkpoint(force: Bool = false) throws(DownloadError) {
-        guard var manifest, let file else { return }
-        let due =
-            now - lastCheckpoint.time >= options.checkpointInterval
-            || bytesReceived - lastCheckpoint.bytes >= options.checkpointBytes
+        guard var journal, let manifestFile, let file else { return }
+        let pacing = CheckpointPacing(interval: options.checkpointInterval, bytes: options.checkpointBytes)
+        let due = pacing.isDue(
+            seconds: now - lastCheckpoint.time, received: bytesReceived - lastCheckpoint.bytes, cost: lastCheckpoint.cost)
         guard force || due else { return }
         // A buffer that cannot be written (disk full) must not keep what did reach the file unrecorded.
         var flushError: DownloadError?
         do { try flushWriteBuffers() } catch { flushError = error }
-        lastCheckpoint = (now, bytesReceived)
-        var blocks = manifest.blocks
+        let started = ContinuousClock.now
+        lastCheckpoint.time = now
+        lastCheckpoint.bytes = bytesReceived
+        let recorded = journal.manifest
+        var blocks = recorded.blocks
         blocks.mark(coveredBy: file.written)
-        if blocks != manifest.blocks {
+        let completed = blocks.blocksCompleted(since: recorded.blocks)
+        let partial = Array(blocks.incompleteParts(of: file.written).prefix(Manifest.partialBlockLimit))
+        var write: ManifestJournal.Write?
+        if !completed.isEmpty || partial != recorded.partialBlocks.map(\.range) {
             try file.sync()
-            manifest.blocks = blocks
-            // Read back after the sync: a tag states what is durable, and the blocks newly marked are
-            // the ones just written, so they are read from the page cache, not the disk.
-            try manifest.tagCompleteBlocks { (range) throws(DownloadError) in try file.tag(of: range) }
-            try OutputFile.replaceDurably(manifestPath, with: manifest.encoded())
-            self.manifest = manifest
+            // Read back after the sync: a tag states what is durable, and these bytes were just written,
+            // so they come from the page cache, not the disk. A partial block unchanged keeps its tag.
+            var update = Manifest.Update()
+            for block in completed { update.completedBlocks[block] = try file.tag(of: blocks.range(of: block)) }
+            let known = Dictionary(recorded.partialBlocks.map { ($0.range, $0.tag) }) { first, _ in first }
+            for range in partial {
+                let tag = if let tag = known[range] { tag } else { try file.tag(of: range) }
+                update.partialBlocks.append(PartialBlock(range: range, tag: tag))
+            }
+            write = journal.record(update)
         }
+        if force, journal.hasUpdates { write = .replace(journal.snapshot()) }
+        if let write {
+            do {
+                try manifestFile.write(write)
+            } catch {
+                journal.writeFailed()
+                self.journal = journal
+                throw error
+            }
+        }
+        self.journal = journal
+        lastCheckpoint.cost = Self.seconds(since: started)
         if let flushError { throw flushError }
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
 
     /// Writes what every transfer's buffer holds to the file.
@@ -175,18 +243,20 @@ extension Engine {
         }
         if demand != nil {
             // The player cache keeps a finished entry where it is, its manifest saying it is complete.
-            if manifest == nil, let remote {
+            if journal == nil, let remote {
                 var blocks = BlockBitmap(length: total, blockSize: BlockBitmap.blockSize(forLength: total))
                 blocks.mark(coveredBy: ByteRangeSet([0..<total]))
-                manifest = Manifest(
+                var complete = Manifest(
                     url: url, finalURL: requestURL, length: total, etag: remote.etag, lastModified: remote.lastModified,
                     contentType: remote.contentType, created: Date(), blocks: blocks, part: try file.identity())
+                try complete.tagCompleteBlocks { (range) throws(DownloadError) in try file.tag(of: range) }
+                try startJournal(complete)
             }
             try checkpoint(force: true)
         } else {
             file.stamp(lastModified: remote?.lastModified)
             try file.move(to: outputPath)
-            if manifest != nil { OutputFile.remove(manifestPath) }
+            manifestFile?.remove()
             RegularFile.syncDirectory(of: outputPath)
         }
         reportProgress(force: true)

@@ -25,10 +25,13 @@ final class Engine {
     var remote: RemoteFile?
     var file: OutputFile?
     var outputPath = ""
-    /// What a checkpoint writes beside the file; nil when the download cannot be resumed (no ranges).
-    var manifest: Manifest?
+    /// What checkpoints record beside the file, and the file they write it to; nil when the download
+    /// cannot be resumed (no ranges).
+    var journal: ManifestJournal?
+    var manifestFile: ManifestFile?
     var manifestPath: String { outputPath + ".vfetch" }
-    var lastCheckpoint = (time: 0.0, bytes: Int64(0))
+    /// When the last checkpoint began, `bytesReceived` then, and how many seconds it took.
+    var lastCheckpoint = (time: 0.0, bytes: Int64(0), cost: 0.0)
     /// Bytes taken from transfers in this run, buffered or written: what a crash now would lose.
     var bytesReceived: Int64 = 0
     var resumedBytes: Int64 = 0
@@ -47,6 +50,8 @@ final class Engine {
     var connectionLimit: Int
     var controller: ConnectionController?
     var probeFailures = 0
+    /// Where the probe asks the file from (`probeStart`); 0 again once an answer from there is unusable.
+    var probeOffset: Int64 = 0
     var probeNotBefore = 0.0
     /// Until when the last "waiting (Retry-After)" notice holds: one notice per wait, not one per segment.
     var retryNoticeUntil = 0.0
@@ -91,6 +96,7 @@ final class Engine {
     func run() -> Result<DownloadSummary, DownloadError> {
         // Another vfetch writing there is refused at once, not after a round trip (the lock itself is taken later).
         if case .file(let path) = destination, OutputFile.isLocked(path + ".part") { return .failure(.busy(path + ".part")) }
+        probeOffset = probeStart()
         signal.attach(multi.raw)
         defer {
             signal.detach()
@@ -175,9 +181,10 @@ final class Engine {
         try easy.configure(url: transfer.url, options: options, headers: headers)
         try easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
         try easy.set(CURLOPT_SHARE, pointer: share.raw)
-        // The probe asks for `0-` so its 206 tells range support and length, and its body is kept.
+        // The probe asks for `0-` (or from the first byte not saved) so its 206 tells range support and
+        // length, and its body is kept.
         if transfer.isProbe {
-            try easy.set(CURLOPT_RANGE, "0-")
+            try easy.set(CURLOPT_RANGE, "\(probeOffset)-")
         } else if transfer.isTail {
             try easy.set(CURLOPT_RANGE, "-\(Self.playbackTail)")
         } else if let range = transfer.range {
@@ -216,7 +223,13 @@ final class Engine {
     }
 
     func probeAnswered(_ transfer: Transfer) -> Bool {
-        guard let found = RemoteFile(probe: transfer.head) else {
+        guard let found = RemoteFile(probe: transfer.head, from: probeOffset) else {
+            if probeOffset > 0, transfer.head.status == 206 || transfer.head.status == 416 {
+                // Not the bytes from there (the file may be shorter now): ask again from the start.
+                probeOffset = 0
+                transfer.abort = .stopped
+                return false
+            }
             switch ResponseVerdict.forStatus(transfer.head) {
             case .retry(let status, let after): transfer.abort = .retry(status: status, after: after)
             case .expired(let status), .fail(let status): fail(.httpStatus(status, url: transfer.url), transfer)
@@ -269,7 +282,9 @@ final class Engine {
             let why = found.length == nil ? "the server does not say the length" : "the server does not support byte ranges"
             events.yield(.notice("\(why); downloading over one connection"))
         }
-        transfer.id = scheduler?.adopt(requestedUpTo: found.length, now: now)
+        // A 200's body starts at 0 whatever was asked.
+        let bodyStart = transfer.head.status == 206 ? probeOffset : 0
+        transfer.id = scheduler?.adopt(at: bodyStart, requestedUpTo: found.length, now: now)
         for tail in transfers.values where tail.waitsForProbe {
             tail.waitsForProbe = false
             _ = bindTail(tail)
@@ -454,8 +469,9 @@ final class Engine {
         events.yield(.notice("the server does not honour range requests (\(reason)); continuing over one connection"))
         removeAllTransfers()
         // One plain request rewrites everything; the next run could not resume with ranges anyway.
-        if manifest != nil { OutputFile.remove(manifestPath) }
-        manifest = nil
+        manifestFile?.remove()
+        manifestFile = nil
+        journal = nil
         var configuration = scheduler!.configuration
         configuration.retry.maxRetries = options.retries
         scheduler = SegmentScheduler(total: remote.length, rangeRequests: false, configuration: configuration)

@@ -196,18 +196,24 @@ final class OutputFile {
     /// Writes `bytes` to `path` durably and atomically: a new private temporary file, fsync, rename over
     /// (which replaces a link at `path`, never what it points to), fsync of the directory.
     static func replaceDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
+        close(try replaceDurablyKeepingOpen(path, with: bytes))
+    }
+
+    /// `replaceDurably`, returning the new file's descriptor, open for writing (the caller closes it).
+    static func replaceDurablyKeepingOpen(_ path: String, with bytes: [UInt8]) throws(DownloadError) -> Int32 {
         let temporary = path + ".tmp"
         let fd: Int32
         do { fd = try RegularFile.create(temporary) } catch { throw .forOutput(error) }
         var failure = RegularFile.write(bytes, to: fd)
         if failure == 0, fsync(fd) != 0 { failure = errno }
-        close(fd)
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
         guard failure == 0 else {
+            close(fd)
             unlink(temporary)
             throw DownloadError.forOutput(errno: failure, path: path)
         }
         RegularFile.syncDirectory(of: path)
+        return fd
     }
 
     static func remove(_ path: String) { unlink(path) }

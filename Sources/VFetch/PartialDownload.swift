@@ -7,14 +7,14 @@ public struct PartialDownload: Sendable, Equatable {
     public var url: String
     public var finalURL: String
     public var length: Int64
-    /// Bytes saved durably (whole blocks).
+    /// Bytes saved durably (complete blocks and partial ones).
     public var bytesDone: Int64
     public var blockSize: Int64
     public var etag: String?
     public var lastModified: String?
     public var contentType: String?
     public var created: Date
-    private var blocks: BlockBitmap
+    private var saved: ByteRangeSet
 
     /// Reads `<outputPath>.vfetch`.
     public init(outputPath: String) throws(DownloadError) {
@@ -36,20 +36,20 @@ public struct PartialDownload: Sendable, Equatable {
         url = manifest.url
         finalURL = manifest.finalURL
         length = manifest.length
-        bytesDone = manifest.blocks.completedRanges.count
+        saved = manifest.savedRanges
+        bytesDone = saved.count
         blockSize = manifest.blocks.blockSize
         etag = manifest.etag
         lastModified = manifest.lastModified
         contentType = manifest.contentType
         created = manifest.created
-        blocks = manifest.blocks
     }
 
     /// The byte ranges saved in `<outputPath>.part`.
-    public var presentRanges: [Range<Int64>] { blocks.completedRanges.ranges }
+    public var presentRanges: [Range<Int64>] { saved.ranges }
 
     /// A map of `width` characters: █ done, ▓ half or more, ░ started, · not yet.
-    public func map(width: Int) -> String { blocks.map(width: width) }
+    public func map(width: Int) -> String { saved.map(total: length, width: width) }
 }
 
 extension RemoteInfo {

@@ -79,12 +79,18 @@ package enum RegularFile {
         }
     }
 
-    /// Writes all of `bytes` to `fd`, through short writes and interrupts; the `errno` of a failure, or 0.
-    package static func write(_ bytes: [UInt8], to fd: Int32) -> Int32 {
+    /// Writes all of `bytes` to `fd` (at `offset`, or where it stands), through short writes and
+    /// interrupts; the `errno` of a failure, or 0.
+    package static func write(_ bytes: [UInt8], to fd: Int32, at offset: Int64? = nil) -> Int32 {
         bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                let count =
+                    if let offset {
+                        pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+                    } else {
+                        Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                    }
                 if count < 0 {
                     if errno == EINTR { continue }
                     return errno

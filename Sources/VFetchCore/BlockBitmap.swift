@@ -69,7 +69,14 @@ package struct BlockBitmap: Equatable, Sendable {
     package func range(of block: Int) -> Range<Int64> {
         precondition(block >= 0 && block < blockCount, "block \(block) out of 0..<\(blockCount)")
         let start = Int64(block) * blockSize
-        return start..<min(start + blockSize, length)
+        // `start + blockSize` can pass Int64.max for the last block of a length near it.
+        return start..<(length - start <= blockSize ? length : start + blockSize)
+    }
+
+    /// The block that holds byte `offset` (which must be within the file).
+    package func block(at offset: Int64) -> Int {
+        precondition(offset >= 0 && offset < length, "byte \(offset) out of 0..<\(length)")
+        return Int(offset / blockSize)
     }
 
     /// The indices of the complete blocks, in order.
@@ -87,6 +94,35 @@ package struct BlockBitmap: Equatable, Sendable {
             let end = range.upperBound >= length ? blockCount : Int(range.upperBound / blockSize)
             for block in first..<max(first, end) { markComplete(block: block) }
         }
+    }
+
+    /// The blocks complete here but not in `earlier` (a bitmap of the same file and block size), in order.
+    package func blocksCompleted(since earlier: BlockBitmap) -> [Int] {
+        precondition(earlier.length == length && earlier.blockSize == blockSize, "same file, same blocks")
+        var blocks: [Int] = []
+        // A byte at a time: nearly all of them are unchanged between two checkpoints.
+        for index in bits.indices where bits[index] & ~earlier.bits[index] != 0 {
+            let new = bits[index] & ~earlier.bits[index]
+            for bit in 0..<8 where new & (1 << bit) != 0 { blocks.append(index * 8 + bit) }
+        }
+        return blocks
+    }
+
+    /// The parts of `done` that lie in blocks not complete, cut at block boundaries, in order: what
+    /// a checkpoint records as partial blocks. `done` must have been marked (`mark(coveredBy:)`), so
+    /// only the first and last block of each of its ranges can be incomplete.
+    package func incompleteParts(of done: ByteRangeSet) -> [Range<Int64>] {
+        var parts: [Range<Int64>] = []
+        for range in done.ranges {
+            let lower = max(range.lowerBound, 0)
+            let upper = min(range.upperBound, length)
+            guard lower < upper else { continue }
+            let first = block(at: lower)
+            let last = block(at: upper - 1)
+            if !isComplete(block: first) { parts.append(lower..<min(upper, self.range(of: first).upperBound)) }
+            if last != first, !isComplete(block: last) { parts.append(self.range(of: last).lowerBound..<upper) }
+        }
+        return parts
     }
 
     /// The bytes of the complete blocks, merged into ranges (clipped to `length`).

@@ -22,15 +22,24 @@ import Foundation
 /// This guards against accidents, not an adversary: whoever can write the manifest can recompute
 /// every tag, and `--checksum` remains the only proof of the whole file.
 ///
+/// Since version 3 it also records partial blocks (`PartialBlock`): the synced bytes of blocks not
+/// complete yet, so a kill does not lose the block each connection was in the middle of. And the file
+/// may go on after its snapshot with updates (`Manifest.Update`, written by `ManifestJournal`), so a
+/// checkpoint writes what changed rather than the whole manifest.
+///
 /// A version 1 manifest (no `part`, no tags) is still read: it was written by an earlier vfetch that
 /// followed the same durability rules, and throwing its blocks away would cost a user who upgrades
 /// mid-download the whole file again. Its blocks are taken on trust once, tagged by reading them, and
-/// the manifest is rewritten as version 2. A damaged manifest cannot pass for version 1: the trailer
-/// covers the version too.
+/// the manifest is rewritten in the current version. A damaged manifest cannot pass for version 1:
+/// the trailer covers the version too. A version 2 manifest is a version 3 snapshot without partial
+/// blocks and is read as one.
 package struct Manifest: Equatable, Sendable {
-    package static let formatVersion = 2
+    package static let formatVersion = 3
     /// The versions `init(decoding:)` reads.
-    package static let readableVersions = 1...2
+    package static let readableVersions = 1...3
+    /// The most partial blocks a manifest holds; a writer records the first ones by offset. (32
+    /// connections leave about 64.) Reading one is 8 KiB at most, so checking them all stays quick.
+    package static let partialBlockLimit = 1024
 
     /// The URL the user asked for: the identity of the download.
     package var url: String
@@ -46,18 +55,25 @@ package struct Manifest: Equatable, Sendable {
         didSet { created = created.wholeSeconds }
     }
     package var blocks: BlockBitmap {
-        didSet { precondition(blocks.length == length && blocks.blockSize == oldValue.blockSize, "same file, same blocks") }
+        didSet {
+            precondition(blocks.length == length && blocks.blockSize == oldValue.blockSize, "same file, same blocks")
+            // A block just completed holds its partial blocks.
+            partialBlocks = Self.normalized(partialBlocks, in: blocks)
+        }
     }
     /// The part file the blocks were written to; nil in a version 1 manifest.
     package var part: PartIdentity?
     /// The `BlockTag` of each tagged block (by index), of its bytes when it was recorded. A complete
     /// block read from a version 1 manifest has none until `tagCompleteBlocks`. A dictionary, so its
     /// size follows the tags a file holds, not the block count a hostile length could claim.
-    package private(set) var tags: [Int: UInt32]
+    package internal(set) var tags: [Int: UInt32]
+    /// The saved bytes of blocks not complete, in order (see `normalized`); none before version 3.
+    package internal(set) var partialBlocks: [PartialBlock]
 
     package init(
         url: String, finalURL: String, length: Int64, etag: String?, lastModified: String?, contentType: String?,
-        created: Date, blocks: BlockBitmap, part: PartIdentity? = nil, tags: [Int: UInt32] = [:]
+        created: Date, blocks: BlockBitmap, part: PartIdentity? = nil, tags: [Int: UInt32] = [:],
+        partialBlocks: [PartialBlock] = []
     ) {
         precondition(blocks.length == length, "the bitmap must describe the manifest's length")
         self.url = url
@@ -72,6 +88,7 @@ package struct Manifest: Equatable, Sendable {
         self.part = part
         // Only complete blocks keep a tag, so equal manifests compare equal.
         self.tags = tags.filter { $0.key >= 0 && $0.key < blocks.blockCount && blocks.isComplete(block: $0.key) }
+        self.partialBlocks = Self.normalized(partialBlocks, in: blocks)
     }
 
     /// True when the ETag is strong (not `W/`): only a strong ETag proves the bytes are identical.
@@ -96,6 +113,36 @@ package struct Manifest: Equatable, Sendable {
     package mutating func forget(block: Int) {
         blocks.markMissing(block: block)
         tags[block] = nil
+    }
+
+    /// Forgets the partial blocks `shouldForget` picks: their bytes will be fetched again.
+    package mutating func forgetPartialBlocks(where shouldForget: (PartialBlock) -> Bool) {
+        partialBlocks.removeAll(where: shouldForget)
+    }
+
+    /// The bytes this manifest vouches for: its complete blocks and its partial blocks.
+    package var savedRanges: ByteRangeSet {
+        var saved = blocks.completedRanges
+        for partial in partialBlocks { saved.insert(partial.range) }
+        return saved
+    }
+
+    /// `partialBlocks` as a manifest holds them: each non-empty, within the file and within one block
+    /// that `blocks` does not have complete; in order, none overlapping the one before; at most
+    /// `partialBlockLimit`. A decoded manifest must hold them so already.
+    package static func normalized(_ partialBlocks: [PartialBlock], in blocks: BlockBitmap) -> [PartialBlock] {
+        var kept: [PartialBlock] = []
+        for partial in partialBlocks.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) {
+            let range = partial.range
+            guard kept.count < partialBlockLimit, !range.isEmpty, range.lowerBound >= 0, range.upperBound <= blocks.length
+            else { continue }
+            let block = blocks.block(at: range.lowerBound)
+            guard block == blocks.block(at: range.upperBound - 1), !blocks.isComplete(block: block),
+                range.lowerBound >= kept.last?.range.upperBound ?? 0
+            else { continue }
+            kept.append(partial)
+        }
+        return kept
     }
 }
 
@@ -142,10 +189,13 @@ extension Manifest {
         var version: Int?
     }
 
-    /// The file's bytes: deterministic for equal manifests.
+    /// The file's bytes as a snapshot (no updates): deterministic for equal manifests.
     ///
     /// Always the current version, so the manifest must be bound: its part named and every complete block tagged.
-    package func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] { encodedSnapshot().bytes }
+
+    /// The snapshot's bytes, and its digest (64 hex digits), which the trailer of the first update covers.
+    func encodedSnapshot() -> (bytes: [UInt8], digest: [UInt8]) {
         precondition(blocks.length == length, "the bitmap must describe the manifest's length")
         guard let part, isBound else { preconditionFailure("a manifest is written only bound to its part") }
         var tagBytes: [UInt8] = []
@@ -158,33 +208,106 @@ extension Manifest {
             block_size: blocks.blockSize, etag: etag, last_modified: lastModified, content_type: contentType,
             created: created.formatted(Self.dateStyle), blocks: Data(blocks.bytes).base64EncodedString(),
             blocks_done: blocks.completedCount, part_device: part.device, part_inode: part.inode,
-            block_tags: Data(tagBytes).base64EncodedString())
+            block_tags: Data(tagBytes).base64EncodedString(), partial_blocks: Self.triples(partialBlocks))
+        return Self.sealed(Self.json(line), after: [])
+    }
+
+    /// `json` as one line of JSON with sorted keys.
+    static func json(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         // Sorted keys make the bytes deterministic; JSON escapes every control character, so the line has no newline.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let json: [UInt8]
         do {
-            json = Array(try encoder.encode(line))
+            return Array(try encoder.encode(value))
         } catch {
-            // Only non-finite floats make JSONEncoder throw, and the line has none.
+            // Only non-finite floats make JSONEncoder throw, and the lines have none.
             preconditionFailure("encoding a manifest cannot fail: \(error)")
         }
-        return json + [0x0A] + Self.trailerPrefix + Array(SHA256.hex(json).utf8) + [0x0A]
     }
 
-    /// Parses and verifies; throws for truncated, corrupt (checksum), unknown version or malformed input.
-    package init(decoding bytes: [UInt8]) throws(ManifestError) {
-        guard bytes.count > Self.trailerCount, bytes[bytes.count - Self.trailerCount - 1] == 0x0A else {
-            throw .truncated
-        }
-        let trailer = bytes[(bytes.count - Self.trailerCount)...]
-        let digest = trailer.dropFirst(Self.trailerPrefix.count).dropLast()
-        guard trailer.starts(with: Self.trailerPrefix), trailer.last == 0x0A, digest.allSatisfy(Self.isLowercaseHex)
-        else { throw .truncated }
-        let json = Array(bytes[..<(bytes.count - Self.trailerCount - 1)])
-        guard Array(SHA256.hex(json).utf8) == Array(digest) else { throw .checksumMismatch }
-        guard !json.contains(0x0A) else { throw .malformed("the JSON spans more than one line") }
+    /// A record: `json`, a newline and the trailer, which holds the SHA-256 of `chain` (the digest of
+    /// the record before; nothing for a snapshot) followed by `json`. Returns the record and its digest.
+    static func sealed(_ json: [UInt8], after chain: [UInt8]) -> (bytes: [UInt8], digest: [UInt8]) {
+        var hasher = SHA256()
+        hasher.update(chain)
+        hasher.update(json)
+        let digest = Array(hasher.finalize().utf8)
+        return (json + [0x0A] + trailerPrefix + digest + [0x0A], digest)
+    }
 
+    /// `partialBlocks` as the file writes them: `[start, end, tag]` each.
+    static func triples(_ partialBlocks: [PartialBlock]) -> [[Int64]] {
+        partialBlocks.map { [$0.range.lowerBound, $0.range.upperBound, Int64($0.tag)] }
+    }
+
+    /// Parses and verifies the snapshot and every update after it; throws for truncated, corrupt
+    /// (checksum), unknown version or malformed input. A last update cut short is ignored: it is an
+    /// append that never completed, and the records before it were durable before it began.
+    package init(decoding bytes: [UInt8]) throws(ManifestError) {
+        var rest = bytes[...]
+        guard let snapshot = Self.takeRecord(from: &rest) else { throw .truncated }
+        guard Self.sealed(Array(snapshot.json), after: []).digest[...] == snapshot.digest else { throw .checksumMismatch }
+        guard !snapshot.json.contains(0x0A) else { throw .malformed("the JSON spans more than one line") }
+        let decoded = try Self.decodeSnapshot(Array(snapshot.json))
+        self = decoded.manifest
+        let version = decoded.version
+        var chain = Array(snapshot.digest)
+        while !rest.isEmpty {
+            guard version >= 3 else { throw .truncated }
+            if Self.isTorn(rest) { break }
+            guard let update = Self.takeRecord(from: &rest) else { throw .truncated }
+            let json = Array(update.json)
+            let sealed = Self.sealed(json, after: chain)
+            guard sealed.digest[...] == update.digest else { throw .checksumMismatch }
+            guard !json.contains(0x0A) else { throw .malformed("an update spans more than one line") }
+            try apply(decodingUpdate: json)
+            chain = sealed.digest
+        }
+    }
+
+    /// One JSON line and its trailer's digest.
+    private struct Record {
+        var json: ArraySlice<UInt8>
+        var digest: ArraySlice<UInt8>
+    }
+
+    /// Takes the record at the start of `bytes`: all up to the first newline followed by a valid trailer,
+    /// and that trailer. Nil (and `bytes` unchanged) when there is none.
+    private static func takeRecord(from bytes: inout ArraySlice<UInt8>) -> Record? {
+        var searchFrom = bytes.startIndex
+        while let newline = bytes[searchFrom...].firstIndex(of: 0x0A) {
+            let trailer = bytes[(newline + 1)...].prefix(trailerCount)
+            if trailer.count == trailerCount, trailer.last == 0x0A, isTrailerStart(trailer.dropLast()) {
+                let record = Record(json: bytes[..<newline], digest: trailer.dropFirst(trailerPrefix.count).dropLast())
+                bytes = bytes[trailer.endIndex...]
+                return record
+            }
+            searchFrom = newline + 1
+        }
+        return nil
+    }
+
+    /// Whether `bytes` is the start of a record and no more: a JSON object's first bytes with no
+    /// newline, or its whole line and the start of its trailer. That is what an append cut short leaves.
+    private static func isTorn(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard bytes.first == UInt8(ascii: "{") else { return false }
+        guard let newline = bytes.firstIndex(of: 0x0A) else { return true }
+        let trailer = bytes[(newline + 1)...]
+        return trailer.count < trailerCount && isTrailerStart(trailer)
+    }
+
+    /// Whether `bytes` begin a trailer: `sha256 ` then lowercase hex digits, up to its final newline.
+    private static func isTrailerStart(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard bytes.count < trailerCount else { return false }
+        for (offset, byte) in bytes.enumerated() {
+            let expected = offset < trailerPrefix.count ? byte == trailerPrefix[offset] : isLowercaseHex(byte)
+            if !expected { return false }
+        }
+        return true
+    }
+
+    /// The manifest a snapshot's JSON line describes, and its version.
+    private static func decodeSnapshot(_ json: [UInt8]) throws(ManifestError) -> (manifest: Manifest, version: Int) {
         let decoder = JSONDecoder()
         let header: Header
         do {
@@ -221,22 +344,54 @@ extension Manifest {
             guard let device = line.part_device, let inode = line.part_inode, let encodedTags = line.block_tags else {
                 throw .malformed("missing part_device, part_inode or block_tags")
             }
-            guard let tagBytes = Data(base64Encoded: encodedTags) else { throw .malformed("block_tags is not base64") }
-            guard tagBytes.count == 4 * blocks.completedCount else {
-                throw .malformed("block_tags has \(tagBytes.count) bytes for \(blocks.completedCount) complete blocks")
-            }
-            var next = tagBytes.startIndex
-            tags.reserveCapacity(blocks.completedCount)
-            for block in 0..<blocks.blockCount where blocks.isComplete(block: block) {
-                tags[block] = tagBytes[next..<(next + 4)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
-                next += 4
-            }
+            tags = try Self.tags(encodedTags, for: blocks.completeBlocks, key: "block_tags")
             part = PartIdentity(device: device, inode: inode)
         }
-        self.init(
+        var partialBlocks: [PartialBlock] = []
+        if version >= 3 {
+            // ManifestLine requires the key from version 3 on.
+            guard let triples = line.partial_blocks else { throw .malformed("missing partial_blocks") }
+            partialBlocks = try Self.partialBlocks(triples, in: blocks)
+        }
+        let manifest = Manifest(
             url: line.url, finalURL: line.final_url, length: line.length, etag: line.etag,
             lastModified: line.last_modified, contentType: line.content_type, created: created, blocks: blocks,
-            part: part, tags: tags)
+            part: part, tags: tags, partialBlocks: partialBlocks)
+        return (manifest, version)
+    }
+
+    /// The tags `encoded` (base64, 4 bytes little-endian each) gives `blocks`, in order.
+    static func tags(_ encoded: String, for blocks: [Int], key: String) throws(ManifestError) -> [Int: UInt32] {
+        guard let bytes = Data(base64Encoded: encoded) else { throw .malformed("\(key) is not base64") }
+        guard bytes.count == 4 * blocks.count else {
+            throw .malformed("\(key) has \(bytes.count) bytes for \(blocks.count) blocks")
+        }
+        var tags: [Int: UInt32] = [:]
+        tags.reserveCapacity(blocks.count)
+        var next = bytes.startIndex
+        for block in blocks {
+            tags[block] = bytes[next..<(next + 4)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+            next += 4
+        }
+        return tags
+    }
+
+    /// The partial blocks `triples` name, which must be as `normalized` keeps them in `blocks`.
+    static func partialBlocks(_ triples: [[Int64]], in blocks: BlockBitmap) throws(ManifestError) -> [PartialBlock] {
+        guard triples.count <= partialBlockLimit else {
+            throw .malformed("more than \(partialBlockLimit) partial_blocks")
+        }
+        var partialBlocks: [PartialBlock] = []
+        for triple in triples {
+            guard triple.count == 3, triple[0] < triple[1], triple[2] >= 0, triple[2] <= Int64(UInt32.max) else {
+                throw .malformed("partial_blocks holds \(triple), not [start, end, tag]")
+            }
+            partialBlocks.append(PartialBlock(range: triple[0]..<triple[1], tag: UInt32(triple[2])))
+        }
+        guard normalized(partialBlocks, in: blocks) == partialBlocks else {
+            throw .malformed("partial_blocks are not in order, each within one block not complete")
+        }
+        return partialBlocks
     }
 
     /// `2026-11-21T04:20:00Z`: UTC, whole seconds.
@@ -247,7 +402,7 @@ extension Manifest {
     }
 
     /// A short phrase naming the field a decoding error is about.
-    private static func reason(_ error: any Error) -> String {
+    static func reason(_ error: any Error) -> String {
         func path(_ keys: [any CodingKey]) -> String { keys.map(\.stringValue).joined(separator: ".") }
         switch error as? DecodingError {
         case .keyNotFound(let key, let context)?: return "missing \(path(context.codingPath + [key]))"
@@ -281,10 +436,12 @@ private struct ManifestLine: Codable {
     var part_inode: UInt64?
     /// 4 bytes per complete block, little-endian, in block order.
     var block_tags: String?
+    /// Version 3 on: `[start, end, tag]` of each partial block.
+    var partial_blocks: [[Int64]]?
 
     enum CodingKeys: String, CodingKey {
         case format, version, url, final_url, length, block_size, etag, last_modified, content_type, created, blocks
-        case blocks_done, part_device, part_inode, block_tags
+        case blocks_done, part_device, part_inode, block_tags, partial_blocks
     }
 }
 
@@ -309,6 +466,9 @@ extension ManifestLine {
             part_inode = try container.decode(UInt64.self, forKey: .part_inode)
             block_tags = try container.decode(String.self, forKey: .block_tags)
         }
+        if version >= 3 {
+            partial_blocks = try container.decode([[Int64]].self, forKey: .partial_blocks)
+        }
     }
 
     // Optionals are written as null, not left out, for the same reason.
@@ -329,6 +489,7 @@ extension ManifestLine {
         try container.encodeIfPresent(part_device, forKey: .part_device)
         try container.encodeIfPresent(part_inode, forKey: .part_inode)
         try container.encodeIfPresent(block_tags, forKey: .block_tags)
+        try container.encodeIfPresent(partial_blocks, forKey: .partial_blocks)
     }
 }
 

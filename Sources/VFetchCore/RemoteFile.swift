@@ -22,12 +22,13 @@ package struct RemoteFile: Sendable, Equatable {
         self.suggestedName = suggestedName
     }
 
-    /// Reads the answer to the probe request `Range: bytes=0-`; nil when it is not a usable 200, 206 or empty-file 416.
-    package init?(probe head: ResponseHead) {
+    /// Reads the answer to the probe request `Range: bytes=OFFSET-` (`offset` 0 unless an earlier run
+    /// saved the start); nil when it is not a usable 200, a 206 from `offset` or an empty file's 416.
+    package init?(probe head: ResponseHead, from offset: Int64 = 0) {
         let contentRange = head.header("content-range").flatMap(ContentRange.init)
         switch head.status {
         case 206:
-            guard let contentRange, contentRange.range?.lowerBound == 0 else { return nil }
+            guard let contentRange, contentRange.range?.lowerBound == offset else { return nil }
             length = contentRange.total
             acceptsRanges = contentRange.total != nil
         case 200:

@@ -195,9 +195,10 @@ package struct SegmentScheduler: Sendable {
         return id
     }
 
-    /// Makes a transfer that is already running (the probe) the holder of the segment at `offset`.
-    package mutating func adopt(requestedUpTo requestEnd: Int64?, now: Double) -> TransferID? {
-        guard let index = segments.firstIndex(where: { $0.next == 0 && $0.holders.isEmpty }) else { return nil }
+    /// Makes a transfer that is already running (the probe, whose bytes start at `offset`) the holder
+    /// of the segment that starts there; nil when none does or it is held.
+    package mutating func adopt(at offset: Int64 = 0, requestedUpTo requestEnd: Int64?, now: Double) -> TransferID? {
+        guard let index = segments.firstIndex(where: { $0.next == offset && $0.holders.isEmpty }) else { return nil }
         let id = makeTransferID()
         hold(index, by: id, requestEnd: requestEnd ?? .max, now: now)
         return id

@@ -124,27 +124,43 @@ import Glibc
         }
     }
 
-    /// kill -9 inside a checkpoint, held there by strace: during the data's `fdatasync`, and between
-    /// the new manifest's fsync and its rename over the old one. Either way the previous checkpoint's
-    /// manifest stays whole and true, and the next run resumes from it to the exact file.
+    /// kill -9 inside a checkpoint, held there by strace: during the data's `fdatasync`, before the
+    /// update that records it is written; during the update's own `fdatasync`, written but not yet
+    /// durable; and, in a resumed run, between the new snapshot's fsync and its rename over the
+    /// manifest the run before left. Each time the manifest stays whole and true, and the next run
+    /// resumes from it to the exact file.
     static let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    @Test(.enabled(if: strace != nil, "needs strace"), arguments: ["fdatasync", "rename"])
-    func aKillInsideACheckpointLeavesTheLastOneIntact(syscall: String) async throws {
+    enum HeldStep: String, CaseIterable {
+        case dataSync, updateSync, snapshotRename
+    }
+
+    @Test(.enabled(if: strace != nil, "needs strace"), arguments: HeldStep.allCases)
+    func aKillInsideACheckpointLeavesTheManifestWhole(held: HeldStep) async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(16 * Self.mib, seed: 44)
             origin.publish("/film.mp4", bytes, behavior: throttled(512 << 10))
             let output = directory + "/film.mp4"
-            // Checkpoints come every second: the first goes through, the second is held for a minute. (The
-            // first rename is the manifest written at the start; rename is asked for by any of its names.)
-            let names = syscall == "rename" ? "rename,renameat,renameat2" : syscall
-            let when = syscall == "rename" ? "3+" : "2+"
+            let arguments = ["get", origin.url("/film.mp4"), "-o", output, "-c", "4", "-q"]
+            if held == .snapshotRename {
+                // A first run saves something; the second is held as its snapshot replaces that manifest.
+                let first = try await vfetch(arguments, signal: SIGKILL, after: .seconds(2))
+                #expect(first.status == 9, "stderr: \(first.standardError)")
+            }
+            // Checkpoints come every second. One that records something calls fdatasync twice, for the
+            // data and then for the update appended to the manifest: the 3rd and 4th calls are the second
+            // checkpoint's. (A snapshot is fsynced; rename is asked for by any of its names.)
+            let (names, when) =
+                switch held {
+                case .dataSync: ("fdatasync", "3+")
+                case .updateSync: ("fdatasync", "4+")
+                case .snapshotRename: ("rename,renameat,renameat2", "1+")
+                }
             let strace = Process()
             strace.executableURL = URL(fileURLWithPath: try #require(Self.strace))
-            strace.arguments = [
-                "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(names)", "-e", "inject=\(names):delay_enter=60000000:when=\(when)",
-                vfetchBinary, "get", origin.url("/film.mp4"), "-o", output, "-c", "4", "-q",
-            ]
+            strace.arguments =
+                ["-f", "-qq", "-o", "/dev/null", "-e", "trace=\(names)", "-e", "inject=\(names):delay_enter=60000000:when=\(when)"]
+                + [vfetchBinary] + arguments
             strace.standardOutput = FileHandle.nullDevice
             strace.standardError = FileHandle.nullDevice
             try strace.run()
@@ -154,9 +170,19 @@ import Glibc
                 try await Task.sleep(for: .milliseconds(100))
                 saved = try await savedBytes(output) ?? 0
             }
-            #expect(saved > 0, "the first checkpoint recorded bytes")
+            #expect(saved > 0, "a checkpoint recorded bytes")
             try await Task.sleep(for: .seconds(2))  // the second checkpoint, a second later, is held
-            #expect(try await savedBytes(output) == saved, "the second checkpoint is held")
+            let kept = try await savedBytes(output) ?? 0
+            #expect(kept >= saved)
+            // Two lines a record: the snapshot, the first checkpoint's update, and the held one's once written.
+            let lines = try Data(contentsOf: URL(fileURLWithPath: output + ".vfetch")).count { $0 == 0x0A }
+            switch held {
+            case .dataSync: #expect(lines == 4 && kept == saved, "the held checkpoint wrote no update")
+            case .updateSync: #expect(lines == 6, "the held update was written before its sync")
+            case .snapshotRename: #expect(kept == saved, "the first run's manifest")
+            }
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await savedBytes(output) == kept, "the checkpoint is held")
             // strace's child is vfetch; killing strace would only let it go on.
             let children = try String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children", encoding: .utf8)
             let pid = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
@@ -165,12 +191,12 @@ import Glibc
             try await Task.sleep(for: .milliseconds(200))
             kill(strace.processIdentifier, SIGKILL)
             while strace.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-            #expect(try await savedBytes(output) == saved, "the manifest is the first checkpoint's, whole")
-            if syscall == "rename" { #expect(exists(output + ".vfetch.tmp"), "the held manifest never replaced it") }
+            #expect(try await savedBytes(output) == kept, "the manifest is whole")
+            if held == .snapshotRename { #expect(exists(output + ".vfetch.tmp"), "the held snapshot never replaced it") }
             origin.setBehavior("/film.mp4", OriginBehavior())
             let resumed = try await vfetch(["get", origin.url("/film.mp4"), "-o", output])
             #expect(resumed.status == 0, "stderr: \(resumed.standardError)")
-            #expect(resumed.standardError.contains("resuming: \(saved) of"), "stderr: \(resumed.standardError)")
+            #expect(resumed.standardError.contains("resuming: \(kept) of"), "stderr: \(resumed.standardError)")
             #expect(try sha256(file: output) == sha256(bytes))
         }
     }

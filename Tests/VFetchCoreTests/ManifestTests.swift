@@ -32,9 +32,14 @@ import Testing
         Array(json.utf8) + Array("\nsha256 \(SHA256.hex(Array(json.utf8)))\n".utf8)
     }
 
-    /// A valid version 2 line for a 3-block file (blocks 0 and 2 tagged 0xA0 and 0xA2), with
-    /// `fields` replacing or adding keys.
+    /// A valid version 3 line for a 3-block file (blocks 0 and 2 tagged 0xA0 and 0xA2, no partial
+    /// blocks), with `fields` replacing or adding keys.
     static func line(_ fields: [String: String] = [:]) -> String {
+        version2Line(["version": "3", "partial_blocks": "[]"].merging(fields) { $1 })
+    }
+
+    /// The same in version 2, which had no partial blocks.
+    static func version2Line(_ fields: [String: String] = [:]) -> String {
         version1Line(
             ["version": "2", "part_device": "2049", "part_inode": "131075", "block_tags": "\"oAAAAKIAAAA=\""]
                 .merging(fields) { $1 })
@@ -134,13 +139,13 @@ import Testing
     }
 
     @Test func refusesANewerVersion() {
-        let bytes = Self.sealed(Self.line(["version": "3", "blocks": "42"]))
-        #expect(throws: ManifestError.unsupportedVersion(3)) { try Manifest(decoding: bytes) }
+        let bytes = Self.sealed(Self.line(["version": "4", "blocks": "42"]))
+        #expect(throws: ManifestError.unsupportedVersion(4)) { try Manifest(decoding: bytes) }
     }
 
     // MARK: - Binding to the part
 
-    @Test func readsAVersion1ManifestUnboundAndWritesItBackAsVersion2() throws {
+    @Test func readsAVersion1ManifestUnboundAndWritesItBackAsVersion3() throws {
         var old = try Manifest(decoding: Self.sealed(Self.version1Line()))
         #expect(old.part == nil && !old.isBound)
         #expect(old.tags.isEmpty)
@@ -161,6 +166,18 @@ import Testing
         }
     }
 
+    /// A version 2 manifest is a version 3 snapshot without partial blocks: read as one, bound as it was.
+    @Test func readsAVersion2ManifestAsItWas() throws {
+        let old = try Manifest(decoding: Self.sealed(Self.version2Line()))
+        #expect(old.isBound && old.partialBlocks.isEmpty)
+        #expect(old.tags == [0: 0xA0, 2: 0xA2])
+        #expect(old.encoded() == Self.sealed(Self.line()))
+        // Version 2 had no updates after its line.
+        let update = Manifest.Update(partialBlocks: [PartialBlock(range: 65536..<70000, tag: 1)])
+        let record = update.encodedRecord(after: Array(SHA256.hex(Array(Self.version2Line().utf8)).utf8)).bytes
+        #expect(throws: ManifestError.truncated) { try Manifest(decoding: Self.sealed(Self.version2Line()) + record) }
+    }
+
     @Test(arguments: [
         ["block_tags": "\"oAAAAA==\""],  // one tag for two complete blocks
         ["block_tags": "\"oAAAAKIAAACkAAAA\""],  // three
@@ -177,8 +194,8 @@ import Testing
         #expect(Self.isMalformed(error), "\(String(describing: error))")
     }
 
-    @Test(arguments: ["part_device", "part_inode", "block_tags"])
-    func aVersion2ManifestNeedsItsBinding(key: String) {
+    @Test(arguments: ["part_device", "part_inode", "block_tags", "partial_blocks"])
+    func aVersion3ManifestNeedsItsBinding(key: String) {
         let line = Self.line().replacingOccurrences(
             of: #","?\#(key)":[^,}]*"#, with: "", options: .regularExpression)
         #expect(!line.contains(key))
@@ -238,14 +255,26 @@ import Testing
         #expect(BlockTag.of([]) == 0x20fe_406a)
         #expect(BlockTag.of([UInt8](repeating: 0, count: 65536)) == 0x5ff1_6333)
         let example = #"""
-            {"block_size":65536,"block_tags":"xJEqPxLgdws=","blocks":"BQ==","blocks_done":2,"content_type":"video/mp4","created":"2026-11-21T04:20:00Z","etag":"\"5f2a-24a70\"","final_url":"https://cdn.example.net/v/night.mp4?sig=abc","format":"vfetch-manifest","last_modified":"Sat, 21 Nov 2026 04:00:00 GMT","length":150000,"part_device":2049,"part_inode":1835271,"url":"https://example.com/films/night.mp4","version":2}
-            sha256 bf1f0e35547c6ccbef62e1816b9541e2bb370b039627c6f7a214ad1b126627ce
+            {"block_size":65536,"block_tags":"xJEqPxLgdws=","blocks":"BQ==","blocks_done":2,"content_type":"video/mp4","created":"2026-11-21T04:20:00Z","etag":"\"5f2a-24a70\"","final_url":"https://cdn.example.net/v/night.mp4?sig=abc","format":"vfetch-manifest","last_modified":"Sat, 21 Nov 2026 04:00:00 GMT","length":150000,"part_device":2049,"part_inode":1835271,"partial_blocks":[[65536,100000,1562147330]],"url":"https://example.com/films/night.mp4","version":3}
+            sha256 f757780c198b32f4a7ca9ccf51e4aab3332ef47679721516e2054238edd95365
 
             """#
         let manifest = try Manifest(decoding: Array(example.utf8))
         #expect(manifest.part == PartIdentity(device: 2049, inode: 1_835_271))
         #expect(manifest.tags == [0: 0x3f2a_91c4, 2: 0x0b77_e012])
+        #expect(manifest.partialBlocks == [PartialBlock(range: 65536..<100_000, tag: 0x5d1c_7a02)])
         #expect(manifest.encoded() == Array(example.utf8))
+        let update = #"""
+            {"new_block_tags":"senEdw==","new_blocks":[1],"partial_blocks":[]}
+            sha256 1492f3085c0801305ef12d8670435823eed84db86899e7bcc8cd794032a7078e
+
+            """#
+        let updated = try Manifest(decoding: Array((example + update).utf8))
+        #expect(updated.blocks.isComplete && updated.partialBlocks.isEmpty)
+        #expect(updated.tags == [0: 0x3f2a_91c4, 1: 0x77c4_e9b1, 2: 0x0b77_e012])
+        let record = Manifest.Update(completedBlocks: [1: 0x77c4_e9b1]).encodedRecord(
+            after: Array("f757780c198b32f4a7ca9ccf51e4aab3332ef47679721516e2054238edd95365".utf8))
+        #expect(record.bytes == Array(update.utf8))
     }
 
     @Test func aTagSeesEveryChangedByteZerosAndLength() {
@@ -306,6 +335,81 @@ import Testing
         #expect(!Self.manifest(etag: "").hasStrongETag)
     }
 
+    // MARK: - Partial blocks
+
+    @Test func roundTripsPartialBlocks() throws {
+        var blocks = BlockBitmap(length: 4 * 64 * Self.kib + 100, blockSize: 64 * Self.kib)
+        blocks.markComplete(block: 1)
+        let partial = [
+            PartialBlock(range: 10..<5000, tag: 7), PartialBlock(range: 5000..<6000, tag: 8),
+            PartialBlock(range: 3 * 64 * Self.kib..<(3 * 64 * Self.kib + 1), tag: .max),
+            PartialBlock(range: (4 * 64 * Self.kib + 99)..<(4 * 64 * Self.kib + 100), tag: 0),
+        ]
+        let manifest = Manifest(
+            url: "http://h/a", finalURL: "http://h/a", length: blocks.length, etag: "\"v1\"", lastModified: nil,
+            contentType: nil, created: Self.created, blocks: blocks, part: Self.part, tags: Self.tags(for: blocks),
+            partialBlocks: partial.reversed())
+        #expect(manifest.partialBlocks == partial, "kept in order")
+        #expect(try Manifest(decoding: manifest.encoded()) == manifest)
+        #expect(manifest.savedRanges.ranges == [10..<6000, 64 * Self.kib..<(128 * Self.kib), 3 * 64 * Self.kib..<(3 * 64 * Self.kib + 1), (4 * 64 * Self.kib + 99)..<(4 * 64 * Self.kib + 100)])
+    }
+
+    @Test func keepsOnlyPartialBlocksThatFit() {
+        var blocks = BlockBitmap(length: 150_000, blockSize: 64 * Self.kib)
+        blocks.markComplete(block: 0)
+        let offered = [
+            PartialBlock(range: 100..<200, tag: 1),  // in a complete block
+            PartialBlock(range: 65000..<66000, tag: 2),  // across two blocks
+            PartialBlock(range: 70000..<70000, tag: 3),  // empty
+            PartialBlock(range: 149_000..<150_001, tag: 4),  // past the end
+            PartialBlock(range: 70000..<80000, tag: 5),
+            PartialBlock(range: 79999..<90000, tag: 6),  // overlaps the one before
+            PartialBlock(range: 140_000..<150_000, tag: 7),
+        ]
+        #expect(Manifest.normalized(offered, in: blocks) == [offered[4], offered[6]])
+        var manifest = Self.manifest(blocks: blocks)
+        var update = Manifest.Update(completedBlocks: [2: 9], partialBlocks: [offered[4], offered[6]])
+        update = manifest.normalized(update)
+        #expect(update.partialBlocks == [offered[4]], "block 2 completes: its partial block goes")
+        manifest.apply(update)
+        #expect(manifest.blocks.completeBlocks == [0, 2] && manifest.tags[2] == 9)
+        let many = (0..<2000).map { PartialBlock(range: Int64(70000 + $0)..<Int64(70001 + $0), tag: 0) }
+        #expect(Manifest.normalized(many, in: blocks).count == Manifest.partialBlockLimit)
+    }
+
+    @Test(arguments: [
+        "[[65536,100000]]",  // no tag
+        "[[65536,100000,1,2]]",
+        "[[65536,100000,4294967296]]",  // tag past 32 bits
+        "[[65536,100000,-1]]",
+        "[[100000,65536,1]]",  // backwards
+        "[[65536,65536,1]]",  // empty
+        "[[100,200,1]]",  // in complete block 0
+        "[[65000,66000,1]]",  // across two blocks
+        "[[140000,150001,1]]",  // past the end
+        "[[70000,80000,1],[66000,67000,2]]",  // out of order
+        "[[70000,80000,1],[79999,90000,2]]",  // overlapping
+        "[[65536,1e3,1]]",
+        "{}",
+        "null",
+    ])
+    func refusesMalformedPartialBlocks(_ value: String) {
+        let error = #expect(throws: ManifestError.self) { try Manifest(decoding: Self.sealed(Self.line(["partial_blocks": value]))) }
+        #expect(Self.isMalformed(error), "\(String(describing: error))")
+    }
+
+    @Test func aFlippedByteInAPartialBlockIsACorruptManifest() throws {
+        let manifest = Manifest(
+            url: "http://h/a", finalURL: "http://h/a", length: 150_000, etag: nil, lastModified: nil, contentType: nil,
+            created: Self.created, blocks: BlockBitmap(length: 150_000, blockSize: 64 * Self.kib), part: Self.part,
+            partialBlocks: [PartialBlock(range: 65536..<100_000, tag: 12345)])
+        var bytes = manifest.encoded()
+        let text = try #require(String(bytes: bytes, encoding: .utf8))
+        let value = try #require(text.range(of: "12345"))
+        bytes[text.utf8.distance(from: text.startIndex, to: value.lowerBound)] ^= 0x01
+        #expect(throws: ManifestError.checksumMismatch) { try Manifest(decoding: bytes) }
+    }
+
     // MARK: - The block bitmap
 
     @Test func choosesBlockSizes() {
@@ -361,6 +465,34 @@ import Testing
         blocks.mark(coveredBy: ByteRangeSet([0..<(length + 1000)]))
         #expect(blocks.isComplete)
         #expect(blocks.completedCount == 4)
+    }
+
+    @Test func namesTheBlocksCompletedSinceAnEarlierBitmap() {
+        var earlier = BlockBitmap(length: 20 * 100, blockSize: 100)
+        for block in [0, 3, 9] { earlier.markComplete(block: block) }
+        var later = earlier
+        #expect(later.blocksCompleted(since: earlier).isEmpty)
+        for block in [1, 3, 8, 15, 19] { later.markComplete(block: block) }
+        #expect(later.blocksCompleted(since: earlier) == [1, 8, 15, 19])
+        #expect(earlier.blocksCompleted(since: later).isEmpty, "never the blocks it lacks")
+    }
+
+    @Test func findsThePartsOfRangesInBlocksNotComplete() {
+        var blocks = BlockBitmap(length: 1050, blockSize: 100)  // 11 blocks, the last 50 bytes
+        let done = ByteRangeSet([0..<100, 150..<420, 500..<550, 560..<570, 990..<1100])
+        blocks.mark(coveredBy: done)
+        #expect(blocks.completeBlocks == [0, 2, 3, 10])
+        #expect(blocks.incompleteParts(of: done) == [150..<200, 400..<420, 500..<550, 560..<570, 990..<1000])
+        #expect(BlockBitmap(length: 0, blockSize: 100).incompleteParts(of: ByteRangeSet([0..<10])).isEmpty)
+    }
+
+    /// The last block of a length near Int64.max ends at the length: its start plus the block size
+    /// does not fit in 64 bits.
+    @Test func theLastBlockOfAHugeFileEndsAtItsLength() {
+        let blocks = BlockBitmap(length: .max, blockSize: 1 << 62)
+        #expect(blocks.blockCount == 2)
+        #expect(blocks.range(of: 1) == (1 << 62)..<Int64.max)
+        #expect(blocks.incompleteParts(of: ByteRangeSet([(Int64.max - 10)..<Int64.max])) == [(Int64.max - 10)..<Int64.max])
     }
 
     @Test func completedRangesRoundTripWithMark() {

@@ -47,6 +47,16 @@ import Testing
         #expect(RemoteFile(probe: head(206, [("Content-Range", "bytes 5-9/10")])) == nil)
     }
 
+    /// A resumed download's probe asks from the first byte not saved: its 206 must start there.
+    @Test func aProbeFromAnOffsetNeedsItsAnswerToStartThere() throws {
+        let resumed = try #require(RemoteFile(probe: head(206, [("Content-Range", "bytes 5-9/10")]), from: 5))
+        #expect(resumed.length == 10 && resumed.acceptsRanges)
+        #expect(RemoteFile(probe: head(206, [("Content-Range", "bytes 0-9/10")]), from: 5) == nil)
+        #expect(RemoteFile(probe: head(206, [("Content-Range", "bytes 6-9/10")]), from: 5) == nil)
+        #expect(RemoteFile(probe: head(416, [("Content-Range", "bytes */4")]), from: 5) == nil, "the file is shorter now")
+        #expect(RemoteFile(probe: head(200, [("Content-Length", "10")]), from: 5)?.length == 10, "a 200 is the whole file")
+    }
+
     @Test func acceptsOnlyTheExactRangeAsked() {
         let exact = head(206, [("Content-Range", "bytes 100-199/1000"), ("ETag", "\"v1\"")])
         #expect(ResponseVerdict.check(exact, asked: 100..<200, remote: remote) == .accept)

@@ -34,6 +34,18 @@ import Testing
         #expect(plan.completed.ranges == [0..<16 * Self.mib])
     }
 
+    /// A resumed download's probe asked from the first byte not saved: it holds the gap that starts there.
+    @Test func aProbeFromTheFirstMissingByteHoldsTheGapThere() throws {
+        var plan = SegmentScheduler(
+            total: 64 * Self.mib, rangeRequests: true, completed: ByteRangeSet([0..<10 * Self.mib, 20 * Self.mib..<30 * Self.mib]))
+        #expect(plan.adopt(at: 0, requestedUpTo: 64 * Self.mib, now: 0) == nil, "saved already")
+        #expect(plan.adopt(at: 11 * Self.mib, requestedUpTo: 64 * Self.mib, now: 0) == nil, "not where a gap starts")
+        let probe = try unwrap(plan.adopt(at: 10 * Self.mib, requestedUpTo: 64 * Self.mib, now: 0))
+        #expect(plan.adopt(at: 10 * Self.mib, requestedUpTo: 64 * Self.mib, now: 0) == nil, "held")
+        let receipt = plan.receive(probe, count: 11 * Self.mib, now: 0.1)
+        #expect(receipt.write == 10 * Self.mib..<20 * Self.mib && receipt.stop, "it stops where the saved bytes begin")
+    }
+
     @Test func aTailAskedForBeforeTheLengthTakesTheEndAndTheProbeStopsThere() throws {
         var plan = scheduler(total: 8 * Self.mib + 5)
         let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))

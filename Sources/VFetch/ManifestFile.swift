@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+import VFetchCore
+
+/// The manifest beside the side file (`NAME.vfetch`), written as its `ManifestJournal` says:
+/// replaced whole (a new private file renamed over it) or appended to. Each write is durable when
+/// it returns.
+///
+/// Appends go to the descriptor of the file this process put in place, never to whatever the name
+/// holds now, so a link someone puts there is never written through.
+final class ManifestFile {
+    let path: String
+    /// The file last put in place, open for writing; -1 before the first replace.
+    private var descriptor: Int32 = -1
+    /// Its size: where the next update goes, and what a failed append is cut back to.
+    private var size: Int64 = 0
+
+    init(path: String) {
+        self.path = path
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    func write(_ write: ManifestJournal.Write) throws(DownloadError) {
+        switch write {
+        case .replace(let bytes):
+            let fd = try OutputFile.replaceDurablyKeepingOpen(path, with: bytes)
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = fd
+            size = Int64(bytes.count)
+        case .append(let bytes):
+            guard descriptor >= 0 else { throw DownloadError.forOutput(errno: EBADF, path: path) }
+            // fdatasync covers the new size: an append is durable without the directory's sync.
+            var failure = RegularFile.write(bytes, to: descriptor, at: size)
+            if failure == 0, fdatasync(descriptor) != 0 { failure = errno }
+            guard failure == 0 else {
+                // What a reader would take for a damaged update becomes a cut-short one, which it ignores.
+                _ = ftruncate(descriptor, off_t(size))
+                throw DownloadError.forOutput(errno: failure, path: path)
+            }
+            size += Int64(bytes.count)
+        }
+    }
+
+    /// Removes the manifest: the download is complete, or its bytes are being written anew.
+    func remove() {
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+        OutputFile.remove(path)
+    }
+}
+
+@available(*, unavailable)
+extension ManifestFile: Sendable {}
