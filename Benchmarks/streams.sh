@@ -38,7 +38,10 @@
 # moments (0.5-2 s into each run) and rerun with the same command each time,
 # the last run to the end; then, from nginx's log, how often each segment was
 # fetched in full (status 200, the whole file): a finished segment must not
-# be fetched twice.  The output must pass the check.
+# be fetched twice.  The output must pass the check.  It runs with `-c 4`:
+# a segment takes about 1 s here, so with vfetch's 32 connections all 15
+# finish together at about 1 s, and a kill finds either none finished or all;
+# with 4 they finish a few at a time across the kills.
 #
 # Usage: Benchmarks/streams.sh [options]
 #   --quick              1 rep, tools vfetch,ytdlp16,streamlink (unless --tools)
@@ -47,6 +50,7 @@
 #   --tools LIST         comma-separated subset of vfetch,ytdlp16,ytdlp4,ytdlp1,
 #                        ffmpeg,streamlink (default: all)
 #   --kills N            kills in the resume scenario (default 5; 0: no resume)
+#   --resume-args ARGS   vfetch's extra arguments there (default "-c 4")
 #   --vfetch-args ARGS   extra arguments appended to the vfetch command
 #   --timeout SEC        per-run time limit (default 240)
 #   --no-netns           force the host loopback (no link cap)
@@ -79,9 +83,7 @@ readonly STREAMLINK_PIN="streamlink==8.6.3"
 readonly ALL_STREAMS=(hls fmp4 byterange aes dash)
 readonly ALL_TOOLS=(vfetch ytdlp16 ytdlp4 ytdlp1 ffmpeg streamlink)
 readonly QUICK_TOOLS=(vfetch ytdlp16 streamlink)
-# kills land 0.5-2 s into a run, or, when vfetch ran hls here already, 10-60 % into its median time
-# (a later run has less to do, so it may finish before its kill)
-KILL_MIN_MS=500 KILL_SPAN_MS=1500
+readonly KILL_MIN_MS=500 KILL_SPAN_MS=1500
 readonly LOG_SETTLE_S=0.3            # nginx logs a response when it has ended
 
 # The source and its three variants in one pass (the same pictures scaled).
@@ -118,6 +120,7 @@ STREAMS=()
 TOOLS=()
 KILLS=5
 VFETCH_ARGS=""
+RESUME_ARGS="-c 4"
 RUN_TIMEOUT=240
 while (($#)); do
     common_option "$@"   # --quick, --reps, --no-netns, --help
@@ -129,6 +132,8 @@ while (($#)); do
         --tools=*) IFS=, read -r -a TOOLS <<<"${1#*=}" ;;
         --kills) KILLS=${2:?--kills needs a value}; shift ;;
         --kills=*) KILLS=${1#*=} ;;
+        --resume-args) RESUME_ARGS=${2?--resume-args needs a value}; shift ;;
+        --resume-args=*) RESUME_ARGS=${1#*=} ;;
         --vfetch-args) VFETCH_ARGS=${2?--vfetch-args needs a value}; shift ;;
         --vfetch-args=*) VFETCH_ARGS=${1#*=} ;;
         --timeout) RUN_TIMEOUT=${2:?--timeout needs a value}; shift ;;
@@ -452,19 +457,16 @@ RESUME_STATUS=""
 if ((KILLS > 0)); then
     url="$BASE_URL/streams/$(stream_path hls)"
     clean_out
+    saved_args=$VFETCH_ARGS
+    VFETCH_ARGS="$VFETCH_ARGS $RESUME_ARGS"
     tool_cmd vfetch hls "$url"
-    hls_ms=$(awk -F, '$1 == "hls" && $4 == "vfetch" && $6 == "ok" {print $7 * 1000}' "$CSV" | sort -n \
-        | awk '{a[NR] = $1} END {if (NR) printf "%d", a[int((NR + 1) / 2)]}')
-    if [[ -n $hls_ms ]]; then
-        KILL_MIN_MS=$((hls_ms / 10 > 100 ? hls_ms / 10 : 100))
-        KILL_SPAN_MS=$((hls_ms / 2))
-    fi
-    meta resume_kill_window "$KILL_MIN_MS" "$((KILL_MIN_MS + KILL_SPAN_MS))" "${hls_ms:-}"
+    meta resume_kill_window "$KILL_MIN_MS" "$((KILL_MIN_MS + KILL_SPAN_MS))"
     log ""
     log "== resume: vfetch on hls, $KILLS kill(s) -9 at $KILL_MIN_MS-$((KILL_MIN_MS + KILL_SPAN_MS)) ms, then to the end"
     RESUME_L0=$(log_lines)
     meta resume_window_start "$RESUME_L0"
     meta resume_command "$(tool_cmd_display vfetch hls)"
+    VFETCH_ARGS=$saved_args
     rc=1
     for ((run = 1; run <= KILLS + 1; run++)); do
         t0=$EPOCHREALTIME

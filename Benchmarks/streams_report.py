@@ -249,9 +249,8 @@ def resume_section(a, meta, metas, sizes):
     need = needed_files("hls", sizes)
     kills = [fnum(r["kill_ts"]) for r in runs if r["kill_ts"]]
     starts = [fnum(r["start_ts"]) for r in runs]
-    win = metas.get("resume_kill_window", [["500", "2000", ""]])[0]
-    when = f"{int(win[0]) / 1000:g}–{int(win[1]) / 1000:g} s into a run" + (
-        f": 10–60 % of vfetch's median {int(win[2]) / 1000:g} s on hls above" if len(win) > 2 and win[2] else "")
+    win = metas.get("resume_kill_window", [["500", "2000"]])[0]
+    when = f"{int(win[0]) / 1000:g}–{int(win[1]) / 1000:g} s into a run"
     L = ["", "## Resume after kill -9 (vfetch, hls)", "",
          f"`{meta.get('resume_command', '')}`, killed with SIGKILL {len(kills)} times ({when}), rerun with "
          "the same command each time, the last run to the end. From nginx's log (a response is logged when it "
