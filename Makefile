@@ -44,6 +44,7 @@ bench:
 	Benchmarks/resume.sh
 	Benchmarks/playback.sh
 	Benchmarks/slowloris.sh
+	Benchmarks/streams.sh
 
 bench-quick:
 	scripts/install-deps.sh bench
@@ -52,6 +53,7 @@ bench-quick:
 	Benchmarks/resume.sh --quick
 	Benchmarks/playback.sh --quick
 	Benchmarks/slowloris.sh --quick
+	Benchmarks/streams.sh --quick
 
 bench-micro:
 	cd Benchmarks/Micro && $(SWIFT) package --disable-sandbox benchmark --no-progress

@@ -15,6 +15,8 @@ esac
 
 # demo and bench run python3 too; any python3 on PATH will do
 case "${1:-build}" in demo|bench|browser|redbot) command -v python3 >/dev/null || packages+=(python3) ;; esac
+# bench: Benchmarks/streams.sh makes a venv for its pinned yt-dlp and streamlink (PyPI); Debian's python3 needs python3-venv
+if [ "${1:-build}" = bench ] && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then packages+=(python3-venv); fi
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
