@@ -4,9 +4,11 @@ import VFetchCore
 /// means: a state machine the fetcher feeds with events and whose actions it performs. No I/O, no clock
 /// of its own: `now` comes in with every event.
 ///
-/// Fetches start in play order, so the output fills from its start. Each is requested whole, unless
-/// connections would sit idle: then it is requested in pieces of `pieceSize` over several connections,
-/// since origins and CDNs limit the rate of each response (and start each with a burst), not of a client.
+/// Fetches start in play order, so the output fills from its start. Each is requested in pieces of
+/// `pieceSize` (its first piece, then the rest once the answer tells the length), which run on several
+/// connections at once: origins and CDNs limit the rate of each response and start each with a burst,
+/// so a segment in pieces comes sooner than one whole, and a connection never idles while another
+/// carries a long segment.
 /// A host that answers 429 or 503 while other requests of it work has reached its connection limit: the
 /// plan holds one connection fewer and asks again, without counting a failure. A fetch that keeps
 /// failing fails the download, naming the fetch, unless `skipUnavailable` lets it be skipped, and then
@@ -93,7 +95,7 @@ package struct SegmentFetchPlan: Sendable {
         if let failed { return [failed] }
         var free = connectionLimit - inFlight
         guard free > 0 else { return [] }
-        splitForIdleConnections(free: free, now: now)
+        splitWholeFetches(now: now)
         var actions: [Action] = []
         for index in pieces.indices where free > 0 {
             guard case .waiting(let notBefore) = pieces[index].state, notBefore <= now else { continue }
@@ -104,34 +106,31 @@ package struct SegmentFetchPlan: Sendable {
         return actions
     }
 
-    /// Where more connections are free than requests are ready, splits whole fetches not yet started: one
-    /// of known length into pieces, one of unknown length into its first piece (the rest follows once
-    /// its answer tells the length, `learned(length:of:)`).
-    private mutating func splitForIdleConnections(free: Int, now: Double) {
+    /// Splits whole fetches not yet started: one of known length into pieces, one of unknown length into
+    /// its first piece (the rest follows once its answer tells the length, `learned(length:of:)`).
+    private mutating func splitWholeFetches(now: Double) {
         guard let pieceSize else { return }
-        var spare = free - pieces.count { if case .waiting(let at) = $0.state { at <= now } else { false } }
         var index = 0
-        while index < pieces.count, spare > 0 {
+        while index < pieces.count {
             let piece = pieces[index]
-            guard piece.range == nil, piece.failures == 0, case .waiting(let at) = piece.state, at <= now else {
+            guard piece.range == nil, piece.failures == 0, case .waiting(let at) = piece.state, at <= now,
+                (lengths[piece.fetch] ?? .max) > pieceSize
+            else {
                 index += 1
                 continue
             }
-            let length = lengths[piece.fetch]
-            guard (length ?? .max) > pieceSize else {
-                index += 1
-                continue
-            }
-            let count = length.map { Int(min(Int64(spare + 1), ($0 + pieceSize - 1) / pieceSize)) } ?? 1
-            let size = length.map { ($0 + Int64(count) - 1) / Int64(count) } ?? pieceSize
             var split: [Piece] = []
-            for part in 0..<count {
-                let start = Int64(part) * size
-                split.append(made(fetch: piece.fetch, range: start..<(length.map { min($0, start + size) } ?? start + size), state: piece.state))
+            if let length = lengths[piece.fetch] {
+                var start: Int64 = 0
+                while start < length {
+                    split.append(made(fetch: piece.fetch, range: start..<min(length, start + pieceSize), state: piece.state))
+                    start += pieceSize
+                }
+            } else {
+                split.append(made(fetch: piece.fetch, range: 0..<pieceSize, state: piece.state))
             }
             pieces.replaceSubrange(index...index, with: split)
-            spare -= count - 1 + (length == nil ? 1 : 0)
-            index += count
+            index += split.count
         }
     }
 

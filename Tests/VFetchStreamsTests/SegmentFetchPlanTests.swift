@@ -133,11 +133,15 @@ extension SegmentFetchPlan.Action {
 @Suite struct SegmentFetchPieceTests {
     static let mib: Int64 = 1 << 20
 
-    @Test func busyConnectionsFetchWholeSegments() {
+    @Test func everySegmentIsAskedForByItsFirstPieceInPlayOrder() {
         var plan = SegmentFetchPlan(count: 40, connections: 4)
         let actions = plan.next(now: 0)
-        #expect(actions.count == 4)
-        #expect(actions.allSatisfy { $0.range == .some(nil) })
+        #expect(actions.map(\.fetchIndex) == [0, 1, 2, 3])
+        #expect(actions.allSatisfy { $0.range == 0..<Self.mib })
+        // The rest of the first segment goes ahead of later segments.
+        plan.learned(length: 3 * Self.mib / 2, of: 0)
+        plan.fetched(actions[0].piece!)
+        #expect(plan.next(now: 0).map(\.range) == [Self.mib..<3 * Self.mib / 2])
     }
 
     @Test func idleConnectionsAskForAFirstPieceThenTheRestOnceTheLengthIsKnown() {
@@ -162,9 +166,9 @@ extension SegmentFetchPlan.Action {
         #expect(plan.next(now: 0).isEmpty)
     }
 
-    @Test func aByteRangeOfKnownLengthIsSplitAtOnceOverTheIdleConnections() {
-        var plan = SegmentFetchPlan(count: 1, lengths: [0: 3 * Self.mib], connections: 8)
-        #expect(plan.next(now: 0).map(\.range) == [0..<Self.mib, Self.mib..<2 * Self.mib, 2 * Self.mib..<3 * Self.mib])
+    @Test func aByteRangeOfKnownLengthIsSplitAtOnceAndASmallOneIsNot() {
+        var plan = SegmentFetchPlan(count: 2, lengths: [0: 5 * Self.mib / 2, 1: 1_000], connections: 8)
+        #expect(plan.next(now: 0).map(\.range) == [0..<Self.mib, Self.mib..<2 * Self.mib, 2 * Self.mib..<5 * Self.mib / 2, .some(nil)])
     }
 
     @Test func anOriginThatIgnoresRangesEndsTheSplitting() {
