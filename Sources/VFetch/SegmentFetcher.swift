@@ -30,6 +30,8 @@ final class SegmentFetcher {
     private let share: ShareHandle
     private let headers: HeaderList
     private var running: [UnsafeMutableRawPointer: Piece] = [:]
+    /// `--max-speed`, over all requests together (the engine's token bucket, `SpeedLimit`).
+    private var speedLimit: SpeedLimit?
     private let started = ContinuousClock.now
 
     init(options: DownloadOptions, signal: CancelSignal) throws(DownloadError) {
@@ -42,6 +44,32 @@ final class SegmentFetcher {
             throw .transferFailed("cannot start libcurl: \(error)")
         }
         headers = HeaderList(requestsFor: options)
+        speedLimit = options.maxBytesPerSecond.map(SpeedLimit.init(bytesPerSecond:))
+    }
+
+    /// Whether a piece may take a chunk of `count` bytes now; if not, it waits paused until `resumePaused`.
+    /// Called from the write callback.
+    fileprivate func admit(_ count: Int, from piece: Piece) -> Bool {
+        guard speedLimit != nil else { return true }
+        speedLimit?.refill(now: now)
+        guard speedLimit?.take(count) == true else {
+            piece.pausedSince = piece.pausedSince ?? now
+            return false
+        }
+        piece.pausedSince = nil
+        return true
+    }
+
+    /// Resumes paused pieces, those that waited longest first, while the speed limit allows.
+    private func resumePaused() {
+        guard speedLimit != nil else { return }
+        let waiting = running.values.filter { $0.pausedSince != nil }.sorted { $0.pausedSince! < $1.pausedSince! }
+        for piece in waiting {
+            speedLimit?.refill(now: now)
+            guard let speedLimit, speedLimit.allowance > 0 else { return }
+            // libcurl hands over the chunk it kept from inside this call, through the write callback.
+            try? piece.easy.resumeReceiving()
+        }
     }
 
     /// Requests in flight.
@@ -80,6 +108,7 @@ final class SegmentFetcher {
                 }
             }
             if plan.isFinished, running.isEmpty { return .success(()) }
+            resumePaused()
             multi.perform()
             // What first answers told of their fetches' lengths, so the rest is asked for at once.
             for piece in running.values where !piece.lengthReported {
@@ -122,7 +151,11 @@ final class SegmentFetcher {
                 }
             }
             if !signal.isCancelled, !(plan.isFinished && running.isEmpty) {
-                let wait = plan.wakeup(after: now).map { max(0, $0 - now) } ?? 1
+                var wait = plan.wakeup(after: now).map { max(0, $0 - now) } ?? 1
+                // A paused request's socket does not wake the poll: come back when the bucket has refilled.
+                if let speedLimit, running.values.contains(where: { $0.pausedSince != nil }) {
+                    wait = min(wait, speedLimit.secondsUntilAllowed)
+                }
                 multi.poll(timeoutMilliseconds: min(1000, Int(wait * 1000) + 1))
             }
         }
@@ -146,10 +179,15 @@ final class SegmentFetcher {
         guard isFetchableURL(request.url) else { return .transfer(.badURL, message: "not an http(s) URL: \(request.url)") }
         do {
             let easy = try EasyHandle()
-            let piece = Piece(id: id, fetch: index, request: request, part: part, easy: easy)
+            let piece = Piece(id: id, fetch: index, request: request, part: part, easy: easy, owner: self)
             try easy.configure(url: request.url, options: options, headers: headers)
             try easy.set(CURLOPT_SHARE, pointer: share.raw)
             if let asked = piece.asked { try easy.set(CURLOPT_RANGE, asked.describedAsHTTP) }
+            if let speedLimit {
+                // Small reads, so every request's turn under the limit comes several times a second.
+                let share = speedLimit.bytesPerSecond / Double(max(1, options.connections))
+                try easy.set(CURLOPT_BUFFERSIZE, min(256 << 10, max(1 << 10, Int(share / 4))))
+            }
             let userdata = Unmanaged.passUnretained(piece).toOpaque()
             try easy.setWriteCallback(fetchWriteCallback, userdata: userdata)
             try easy.setHeaderCallback(fetchHeaderCallback, userdata: userdata)
@@ -202,8 +240,12 @@ private final class Piece {
     /// A 200 for a byte range has sent as far as the range's end: the rest of the file is not needed.
     var hasEnough = false
     var lengthReported = false
+    /// When `--max-speed` paused it; nil while it may receive.
+    var pausedSince: Double?
+    unowned let owner: SegmentFetcher
 
-    init(id: Int, fetch: Int, request: SegmentFetcher.Request, part: Range<Int64>?, easy: EasyHandle) {
+    init(id: Int, fetch: Int, request: SegmentFetcher.Request, part: Range<Int64>?, easy: EasyHandle, owner: SegmentFetcher) {
+        self.owner = owner
         self.id = id
         self.fetch = fetch
         self.request = request
@@ -261,6 +303,7 @@ private final class Piece {
 
 private let fetchWriteCallback: EasyHandle.DataCallback = { data, size, count, userdata in
     let piece = Unmanaged<Piece>.fromOpaque(userdata!).takeUnretainedValue()
+    guard piece.owner.admit(size * count, from: piece) else { return EasyHandle.pauseReceiving }
     let limit = piece.request.limit
     if piece.head.status == 200, let range = piece.request.range {
         // The whole file for a byte range: read up to the range's end, then stop.

@@ -4,8 +4,8 @@ import VFetchCore
 /// means: a state machine the fetcher feeds with events and whose actions it performs. No I/O, no clock
 /// of its own: `now` comes in with every event.
 ///
-/// Fetches start in play order, so the output fills from its start. Each is requested in pieces of
-/// `pieceSize` (its first piece, then the rest once the answer tells the length), which run on several
+/// Fetches start in play order, so the output fills from its start. Each is requested in pieces of at
+/// most `pieceSize` (a first half piece, then the rest once the answer tells the length), which run on several
 /// connections at once: origins and CDNs limit the rate of each response and start each with a burst,
 /// so a segment in pieces comes sooner than one whole, and a connection never idles while another
 /// carries a long segment.
@@ -119,19 +119,32 @@ package struct SegmentFetchPlan: Sendable {
                 index += 1
                 continue
             }
-            var split: [Piece] = []
-            if let length = lengths[piece.fetch] {
-                var start: Int64 = 0
-                while start < length {
-                    split.append(made(fetch: piece.fetch, range: start..<min(length, start + pieceSize), state: piece.state))
-                    start += pieceSize
+            let split =
+                if let length = lengths[piece.fetch] {
+                    equalPieces(of: piece.fetch, 0..<length, state: piece.state)
+                } else {
+                    // Half a piece: the length comes back soon, and the rest goes out in equal pieces.
+                    [made(fetch: piece.fetch, range: 0..<max(1, pieceSize / 2), state: piece.state)]
                 }
-            } else {
-                split.append(made(fetch: piece.fetch, range: 0..<pieceSize, state: piece.state))
-            }
             pieces.replaceSubrange(index...index, with: split)
             index += split.count
         }
+    }
+
+    /// `range` of `fetch` in pieces of equal size, at most `pieceSize` each: a piece just under a
+    /// response's burst comes at once, where one just over it waits for the origin's next second.
+    private mutating func equalPieces(of fetch: Int, _ range: Range<Int64>, state: State) -> [Piece] {
+        let size = pieceSize ?? .max
+        let total = range.upperBound - range.lowerBound
+        let count = max(1, (total + size - 1) / size)
+        let each = (total + count - 1) / count
+        var pieces: [Piece] = []
+        var start = range.lowerBound
+        while start < range.upperBound {
+            pieces.append(made(fetch: fetch, range: start..<min(range.upperBound, start + each), state: state))
+            start += each
+        }
+        return pieces
     }
 
     /// When the next waiting request may start, if that is in the future and a connection is free for it.
@@ -151,13 +164,7 @@ package struct SegmentFetchPlan: Sendable {
             pieces[first].range = 0..<length
             return
         }
-        var rest: [Piece] = []
-        var start = range.upperBound
-        while start < length {
-            rest.append(made(fetch: fetch, range: start..<min(length, start + pieceSize), state: .waiting(notBefore: 0)))
-            start += pieceSize
-        }
-        pieces.insert(contentsOf: rest, at: first + 1)
+        pieces.insert(contentsOf: equalPieces(of: fetch, range.upperBound..<length, state: .waiting(notBefore: 0)), at: first + 1)
     }
 
     /// The origin answered a piece with the whole fetch (it ignores ranges): the fetch is complete, and no

@@ -131,6 +131,21 @@ struct StreamGetTests {
         }
     }
 
+    @Test func maxSpeedHoldsForAStreamToo() async throws {
+        try await Self.get(.hlsFragmented, ["--max-speed", "200K", "--json"]) {
+            (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
+            #expect(result.status == 0, "\(result.standardError)")
+            let events = result.standardOutput.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let bytes = try #require(events.last { $0["event"] as? String == "segment" }?["bytes"] as? Int)
+            let seconds = try #require(events.last { $0["event"] as? String == "done" }?["seconds"] as? Double)
+            // Never faster than the limit allows (its bucket holds a tenth of a second); slower is the machine's business.
+            #expect(seconds >= Double(bytes) / Double(200 << 10) - 0.15, "\(bytes) bytes in \(seconds) s")
+            #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.source))))
+        }
+    }
+
     @Test func infoListsAStreamsTracks() async throws {
         let fixture = try await StreamFixture.shared(.hlsVariants)
         try await withOrigin { origin, _ in

@@ -137,20 +137,21 @@ extension SegmentFetchPlan.Action {
         var plan = SegmentFetchPlan(count: 40, connections: 4)
         let actions = plan.next(now: 0)
         #expect(actions.map(\.fetchIndex) == [0, 1, 2, 3])
-        #expect(actions.allSatisfy { $0.range == 0..<Self.mib })
+        #expect(actions.allSatisfy { $0.range == 0..<Self.mib / 2 })
         // The rest of the first segment goes ahead of later segments.
         plan.learned(length: 3 * Self.mib / 2, of: 0)
         plan.fetched(actions[0].piece!)
-        #expect(plan.next(now: 0).map(\.range) == [Self.mib..<3 * Self.mib / 2])
+        #expect(plan.next(now: 0).map(\.range) == [Self.mib / 2..<3 * Self.mib / 2])
     }
 
     @Test func idleConnectionsAskForAFirstPieceThenTheRestOnceTheLengthIsKnown() {
         var plan = SegmentFetchPlan(count: 2, connections: 8)
         let first = plan.next(now: 0)
-        #expect(first.map(\.range) == [0..<Self.mib, 0..<Self.mib])
+        #expect(first.map(\.range) == [0..<Self.mib / 2, 0..<Self.mib / 2])
         plan.learned(length: 5 * Self.mib / 2, of: 0)
         let rest = plan.next(now: 0)
-        #expect(rest.map(\.range) == [Self.mib..<2 * Self.mib, 2 * Self.mib..<5 * Self.mib / 2])
+        // Two equal pieces, each under a MiB, not a MiB and a remainder.
+        #expect(rest.map(\.range) == [Self.mib / 2..<3 * Self.mib / 2, 3 * Self.mib / 2..<5 * Self.mib / 2])
         #expect(rest.allSatisfy { $0.fetchIndex == 0 })
         for action in first + rest where action.fetchIndex == 0 { plan.fetched(action.piece!) }
         #expect(plan.isComplete(0))
@@ -168,7 +169,8 @@ extension SegmentFetchPlan.Action {
 
     @Test func aByteRangeOfKnownLengthIsSplitAtOnceAndASmallOneIsNot() {
         var plan = SegmentFetchPlan(count: 2, lengths: [0: 5 * Self.mib / 2, 1: 1_000], connections: 8)
-        #expect(plan.next(now: 0).map(\.range) == [0..<Self.mib, Self.mib..<2 * Self.mib, 2 * Self.mib..<5 * Self.mib / 2, .some(nil)])
+        let third = (5 * Self.mib / 2 + 2) / 3  // rounded up
+        #expect(plan.next(now: 0).map(\.range) == [0..<third, third..<2 * third, 2 * third..<5 * Self.mib / 2, .some(nil)])
     }
 
     @Test func anOriginThatIgnoresRangesEndsTheSplitting() {
