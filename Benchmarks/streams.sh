@@ -35,7 +35,7 @@
 # under Benchmarks/results/.cache/ on the first run.
 #
 # Resume (vfetch only): the hls download killed with SIGKILL at KILLS random
-# moments (0.5-2 s into each run) and rerun with the same command each time,
+# moments (0.5-2 s into each run, vfetch capped at 4 MiB/s so that the kills land mid-download) and rerun with the same command each time,
 # the last run to the end; then, from nginx's log, how often each segment was
 # fetched in full (status 200, the whole file): a finished segment must not
 # be fetched twice.  The output must pass the check.  It runs with `-c 4`:
@@ -50,7 +50,9 @@
 #   --tools LIST         comma-separated subset of vfetch,ytdlp16,ytdlp4,ytdlp1,
 #                        ffmpeg,streamlink (default: all)
 #   --kills N            kills in the resume scenario (default 5; 0: no resume)
-#   --resume-args ARGS   vfetch's extra arguments there (default "-c 4")
+#   --resume-args ARGS   vfetch's extra arguments there (default "-c 4 --max-speed 4M": vfetch
+#                        takes about 0.4 s here, too short to kill it mid-download; at 4 MiB/s a
+#                        run takes about 7 s and segments finish a few at a time across the kills)
 #   --vfetch-args ARGS   extra arguments appended to the vfetch command
 #   --timeout SEC        per-run time limit (default 240)
 #   --no-netns           force the host loopback (no link cap)
@@ -120,7 +122,7 @@ STREAMS=()
 TOOLS=()
 KILLS=5
 VFETCH_ARGS=""
-RESUME_ARGS="-c 4"
+RESUME_ARGS="-c 4 --max-speed 4M"
 RUN_TIMEOUT=240
 while (($#)); do
     common_option "$@"   # --quick, --reps, --no-netns, --help
