@@ -73,6 +73,21 @@ struct StreamGetTests {
         }
     }
 
+    @Test func theOutputsExtensionPicksTheContainer() async throws {
+        let fixture = try await StreamFixture.shared(.dash)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            for (name, container) in [("out.mkv", "matroska,webm"), ("out.ts", "mpegts")] {
+                let output = directory + "/" + name
+                let result = try await vfetch(["get", origin.url("/s/" + fixture.entry), "-o", output])
+                #expect(result.status == 0, "\(result.standardError)")
+                let probed = try await run("/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "format=format_name", "-of", "default=nw=1:nk=1", output])
+                #expect(probed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == container)
+                #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.source))))
+            }
+        }
+    }
+
     @Test func aMissingSegmentFailsNamingItUnlessSkipped() async throws {
         var missing = OriginBehavior()
         missing.failFirst = 1_000
