@@ -300,6 +300,32 @@ struct LiveStreamTests {
         }
     }
 
+    @Test func ctrlCEndsARecordingAndSavesWhatArrived() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        let variant = try #require(
+            try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") })
+        let media = try String(contentsOfFile: fixture.path(String(variant)), encoding: .utf8)
+        let folder = (String(variant) as NSString).deletingLastPathComponent
+        let names = media.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { folder.isEmpty ? String($0) : folder + "/" + $0 }
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            var playlist = OriginBehavior()
+            playlist.contentType = "application/vnd.apple.mpegurl"
+            // A window that never ends and never moves: only Ctrl-C ends the recording.
+            origin.publish("/s/live.m3u8", Self.window(0...2, names: names, ended: false), behavior: playlist)
+            let output = directory + "/live.mp4"
+            let parts = output + ".parts"
+            let result = try await vfetch(["get", origin.url("/s/live.m3u8"), "-o", output], interruptWhen: {
+                // Interrupted once the playlist has been read again (get's probe, the stream's first read, a
+                // reload): the three segments are in, and the recording waits for more.
+                origin.requests.filter { $0.path == "/s/live.m3u8" }.count >= 3
+            })
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
+            #expect(!exists(parts))
+        }
+    }
+
     @Test func durationStopsARecordingThatWouldNotEnd() async throws {
         let fixture = try await StreamFixture.shared(.hlsVariants)
         let variant = try #require(
