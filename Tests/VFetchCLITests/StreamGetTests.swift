@@ -270,20 +270,30 @@ struct LiveStreamTests {
         return Array(text.utf8)
     }
 
+    /// The first variant's segments of the 3-variant fixture, named as its media playlist names them
+    /// (relative to the master), for live windows made of them.
+    static func segmentNames(of fixture: StreamFixture) throws -> [String] {
+        let variant = try #require(
+            try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") })
+        let media = try String(contentsOfFile: fixture.path(String(variant)), encoding: .utf8)
+        let folder = (String(variant) as NSString).deletingLastPathComponent
+        return media.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { folder.isEmpty ? String($0) : folder + "/" + $0 }
+    }
+
+    /// Publishes a live playlist at `/s/live.m3u8` with the type players expect.
+    static func publishLive(_ origin: TestOrigin, _ bytes: [UInt8]) {
+        var playlist = OriginBehavior()
+        playlist.contentType = "application/vnd.apple.mpegurl"
+        origin.publish("/s/live.m3u8", bytes, behavior: playlist)
+    }
+
     @Test func aLiveWindowIsRecordedUntilItEndsWithEverySegmentOnce() async throws {
         let fixture = try await StreamFixture.shared(.hlsVariants)
-        // The first variant's segments, named as its media playlist names them.
-        let variant = try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8)
-            .split(separator: "\n").first { !$0.hasPrefix("#") }.map(String.init)
-        let media = try String(contentsOfFile: fixture.path(try #require(variant)), encoding: .utf8)
-        let folder = (try #require(variant) as NSString).deletingLastPathComponent
-        let names = media.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { folder.isEmpty ? String($0) : folder + "/" + $0 }
+        let names = try Self.segmentNames(of: fixture)
         #expect(names.count == 3)
         try await withOrigin { origin, directory in
             try origin.publishDirectory(fixture.directory, at: "/s")
-            var playlist = OriginBehavior()
-            playlist.contentType = "application/vnd.apple.mpegurl"
-            origin.publish("/s/live.m3u8", Self.window(0...1, names: names, ended: false), behavior: playlist)
+            Self.publishLive(origin, Self.window(0...1, names: names, ended: false))
             let output = directory + "/live.mp4"
             let slide = Task {
                 try await Task.sleep(for: .milliseconds(1500))
@@ -302,17 +312,11 @@ struct LiveStreamTests {
 
     @Test func ctrlCEndsARecordingAndSavesWhatArrived() async throws {
         let fixture = try await StreamFixture.shared(.hlsVariants)
-        let variant = try #require(
-            try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") })
-        let media = try String(contentsOfFile: fixture.path(String(variant)), encoding: .utf8)
-        let folder = (String(variant) as NSString).deletingLastPathComponent
-        let names = media.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { folder.isEmpty ? String($0) : folder + "/" + $0 }
+        let names = try Self.segmentNames(of: fixture)
         try await withOrigin { origin, directory in
             try origin.publishDirectory(fixture.directory, at: "/s")
-            var playlist = OriginBehavior()
-            playlist.contentType = "application/vnd.apple.mpegurl"
             // A window that never ends and never moves: only Ctrl-C ends the recording.
-            origin.publish("/s/live.m3u8", Self.window(0...2, names: names, ended: false), behavior: playlist)
+            Self.publishLive(origin, Self.window(0...2, names: names, ended: false))
             let output = directory + "/live.mp4"
             let parts = output + ".parts"
             let result = try await vfetch(["get", origin.url("/s/live.m3u8"), "-o", output], interruptWhen: {
@@ -328,16 +332,10 @@ struct LiveStreamTests {
 
     @Test func durationStopsARecordingThatWouldNotEnd() async throws {
         let fixture = try await StreamFixture.shared(.hlsVariants)
-        let variant = try #require(
-            try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8).split(separator: "\n").first { !$0.hasPrefix("#") })
-        let media = try String(contentsOfFile: fixture.path(String(variant)), encoding: .utf8)
-        let folder = (String(variant) as NSString).deletingLastPathComponent
-        let names = media.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { folder.isEmpty ? String($0) : folder + "/" + $0 }
+        let names = try Self.segmentNames(of: fixture)
         try await withOrigin { origin, directory in
             try origin.publishDirectory(fixture.directory, at: "/s")
-            var playlist = OriginBehavior()
-            playlist.contentType = "application/vnd.apple.mpegurl"
-            origin.publish("/s/live.m3u8", Self.window(0...2, names: names, ended: false), behavior: playlist)
+            Self.publishLive(origin, Self.window(0...2, names: names, ended: false))
             let output = directory + "/live.mp4"
             let result = try await vfetch(["get", origin.url("/s/live.m3u8"), "-o", output, "--duration", "4"])
             #expect(result.status == 0, "\(result.standardError)")
