@@ -37,32 +37,24 @@ public final class Download: Sendable {
         guard isFetchableURL(url) else { throw .badURL(url) }
         let (url, destination, options, events, signal, demand) = (url, destination, options, continuation, signal, demand)
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<Result<DownloadSummary, DownloadError>, Never>) in
-                let thread = Thread {
-                    // The engines (and the side file's lock) are gone before the caller hears, so it may start again at once.
-                    func download() -> Result<DownloadSummary, DownloadError> {
-                        do {
-                            var engine = try Engine(
-                                url: url, destination: destination, options: options, events: events, signal: signal,
-                                demand: demand)
-                            let result = engine.run()
-                            // The probe vouched for the saved bytes, but a later response says the file changed:
-                            // those bytes are of the old file, so start over once (a player cache handles this itself).
-                            guard case .failure(.remoteChanged(let reason)) = result, engine.resumedBytes > 0, demand == nil
-                            else { return result }
-                            events.yield(.notice("remote file changed during the resume (\(reason)); starting over"))
-                            var restart = options
-                            restart.restart = true
-                            engine = try Engine(url: url, destination: destination, options: restart, events: events, signal: signal)
-                            return engine.run()
-                        } catch {
-                            return .failure(.transferFailed("cannot start libcurl: \(error)"))
-                        }
-                    }
-                    done.resume(returning: download())
+            await onOwnThread(named: "vfetch-transfers") { () -> Result<DownloadSummary, DownloadError> in
+                // The engines (and the side file's lock) are gone before the caller hears, so it may start again at once.
+                do {
+                    var engine = try Engine(
+                        url: url, destination: destination, options: options, events: events, signal: signal, demand: demand)
+                    let result = engine.run()
+                    // The probe vouched for the saved bytes, but a later response says the file changed:
+                    // those bytes are of the old file, so start over once (a player cache handles this itself).
+                    guard case .failure(.remoteChanged(let reason)) = result, engine.resumedBytes > 0, demand == nil
+                    else { return result }
+                    events.yield(.notice("remote file changed during the resume (\(reason)); starting over"))
+                    var restart = options
+                    restart.restart = true
+                    engine = try Engine(url: url, destination: destination, options: restart, events: events, signal: signal)
+                    return engine.run()
+                } catch {
+                    return .failure(.transferFailed("cannot start libcurl: \(error)"))
                 }
-                thread.name = "vfetch-transfers"
-                thread.start()
             }
         } onCancel: {
             signal.cancel()

@@ -215,13 +215,8 @@ extension Engine {
             }
         }
         self.journal = journal
-        lastCheckpoint.cost = Self.seconds(since: started)
+        lastCheckpoint.cost = started.secondsAgo
         if let flushError { throw flushError }
-    }
-
-    static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
 
     /// Writes what every transfer's buffer holds to the file.

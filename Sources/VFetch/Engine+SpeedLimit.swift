@@ -42,15 +42,10 @@ extension Engine {
         }
     }
 
-    /// libcurl's receive buffer, the most a transfer reads at once: 256 KiB, or under a speed limit a
-    /// quarter of a connection's share of a second, so each transfer's turn comes several times a second;
-    /// one that waited a whole tick for its turn would look stalled to the scheduler, which would race it.
-    /// The corresponding libcurl option is `CURLOPT_BUFFERSIZE`.
-    var receiveBufferSize: Int {
-        guard let speedLimit else { return 256 << 10 }
-        let share = speedLimit.bytesPerSecond / Double(max(1, connectionLimit))
-        return min(256 << 10, max(1 << 10, Int(share / 4)))
-    }
+    /// libcurl's receive buffer, the most a transfer reads at once: 256 KiB, or what the speed limit
+    /// allows (`SpeedLimit.receiveBufferSize`); a transfer that waited a whole tick for its turn would look
+    /// stalled to the scheduler, which would race it. The corresponding libcurl option is `CURLOPT_BUFFERSIZE`.
+    var receiveBufferSize: Int { speedLimit?.receiveBufferSize(connections: connectionLimit) ?? 256 << 10 }
 
     /// How long `curl_multi_poll` may wait: while transfers are paused, no longer than until the
     /// bucket refills, since a paused transfer's socket does not wake the poll.

@@ -86,10 +86,7 @@ final class Engine {
     /// `multi.perform()` (thousands of chunks a second) share it.
     private(set) var now = 0.0
 
-    func readClock() {
-        let elapsed = ContinuousClock.now - started
-        now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    }
+    func readClock() { now = started.secondsAgo }
 
     // MARK: - The loop
 

@@ -19,9 +19,16 @@ final class SegmentFetcher {
 
     /// A finished body: what the request named, where it ended up after redirects, and its type.
     struct Body {
-        var bytes: [UInt8]
+        var bytes: [UInt8] = []
         var finalURL: String
         var contentType: String?
+
+        /// Puts a piece's bytes in their place, as a fetch's pieces arrive in any order.
+        mutating func place(_ piece: [UInt8], at offset: Int64) {
+            let end = Int(offset) + piece.count
+            if bytes.count < end { bytes += [UInt8](repeating: 0, count: end - bytes.count) }
+            bytes.replaceSubrange(Int(offset)..<end, with: piece)
+        }
     }
 
     let options: DownloadOptions
@@ -75,10 +82,8 @@ final class SegmentFetcher {
     /// Requests in flight.
     var active: Int { running.count }
 
-    var now: Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    }
+    /// Seconds since the fetcher started: the plan's clock.
+    var now: Double { started.secondsAgo }
 
     /// Fetches every request the plan starts, until the plan is finished or fails. `deliver` gets each
     /// fetch's body, its pieces put together, on this thread, and may refuse it (an HTML page where a
@@ -88,7 +93,8 @@ final class SegmentFetcher {
         deliver: (Int, Body) -> SegmentFetchPlan.Failure?
     ) -> Result<Void, DownloadError> {
         signal.attach(multi.raw)
-        var assembly: [Int: Assembly] = [:]
+        // Fetches whose pieces are arriving.
+        var assembly: [Int: Body] = [:]
         defer {
             signal.detach()
             for piece in running.values { multi.remove(piece.easy) }
@@ -124,7 +130,7 @@ final class SegmentFetcher {
                     plan.failed(piece.id, failure, now: now, jitter: .random(in: 0..<1))
                     continue
                 case .success(let bytes):
-                    var whole = assembly[piece.fetch] ?? Assembly(finalURL: piece.finalURL, contentType: piece.head.header("content-type"))
+                    var whole = assembly[piece.fetch] ?? Body(finalURL: piece.finalURL, contentType: piece.head.header("content-type"))
                     if piece.answeredWhole {
                         whole.bytes = bytes
                         plan.answeredWhole(piece.id)
@@ -137,16 +143,15 @@ final class SegmentFetcher {
                         continue
                     }
                     assembly[piece.fetch] = nil
-                    let body = Body(bytes: whole.bytes, finalURL: whole.finalURL, contentType: whole.contentType)
-                    if let refused = deliver(piece.fetch, body) {
+                    if let refused = deliver(piece.fetch, whole) {
                         plan.rejected(piece.fetch, refused, now: now, jitter: .random(in: 0..<1))
                     } else {
                         plan.kept(piece.fetch)
-                        // Other pieces of a fetch that came whole are not needed.
-                        for (easy, other) in running where other.fetch == piece.fetch {
-                            multi.remove(other.easy)
-                            running[easy] = nil
-                        }
+                    }
+                    // What still runs of this fetch (after a whole answer to one piece) belongs to no piece now.
+                    for (easy, other) in running where other.fetch == piece.fetch {
+                        multi.remove(other.easy)
+                        running[easy] = nil
                     }
                 }
             }
@@ -161,19 +166,6 @@ final class SegmentFetcher {
         }
     }
 
-    /// A fetch's pieces as they arrive.
-    private struct Assembly {
-        var bytes: [UInt8] = []
-        var finalURL: String
-        var contentType: String?
-
-        mutating func place(_ piece: [UInt8], at offset: Int64) {
-            let end = Int(offset) + piece.count
-            if bytes.count < end { bytes += [UInt8](repeating: 0, count: end - bytes.count) }
-            bytes.replaceSubrange(Int(offset)..<end, with: piece)
-        }
-    }
-
     /// Starts the request for `part` of fetch `index` (nil: all of it), as piece `id`.
     private func start(_ id: Int, _ index: Int, _ request: Request, part: Range<Int64>?) -> SegmentFetchPlan.Failure? {
         guard isFetchableURL(request.url) else { return .transfer(.badURL, message: "not an http(s) URL: \(request.url)") }
@@ -183,11 +175,7 @@ final class SegmentFetcher {
             try easy.configure(url: request.url, options: options, headers: headers)
             try easy.set(CURLOPT_SHARE, pointer: share.raw)
             if let asked = piece.asked { try easy.set(CURLOPT_RANGE, asked.describedAsHTTP) }
-            if let speedLimit {
-                // Small reads, so every request's turn under the limit comes several times a second.
-                let share = speedLimit.bytesPerSecond / Double(max(1, options.connections))
-                try easy.set(CURLOPT_BUFFERSIZE, min(256 << 10, max(1 << 10, Int(share / 4))))
-            }
+            if let speedLimit { try easy.set(CURLOPT_BUFFERSIZE, speedLimit.receiveBufferSize(connections: options.connections)) }
             let userdata = Unmanaged.passUnretained(piece).toOpaque()
             try easy.setWriteCallback(fetchWriteCallback, userdata: userdata)
             try easy.setHeaderCallback(fetchHeaderCallback, userdata: userdata)

@@ -34,11 +34,7 @@ public final class StreamDownload: Sendable {
         let job = StreamJob(url: url, output: output, options: options, format: format, skipUnavailable: skipUnavailable, events: continuation, signal: signal)
         let signal = signal
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<Result<StreamDownloadSummary, DownloadError>, Never>) in
-                let thread = Thread { done.resume(returning: job.run()) }
-                thread.name = "vfetch-segments"
-                thread.start()
-            }
+            await onOwnThread(named: "vfetch-segments") { job.run() }
         } onCancel: {
             signal.cancel()
         }
@@ -46,11 +42,7 @@ public final class StreamDownload: Sendable {
     }
 
     /// Removes the parts folder a finished download left, once its files are remuxed.
-    public static func removeParts(of summary: StreamDownloadSummary) {
-        let directory = summary.partsDirectory
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] { unlink(directory + "/" + name) }
-        rmdir(directory)
-    }
+    public static func removeParts(of summary: StreamDownloadSummary) { StreamParts.remove(summary.partsDirectory) }
 
     /// Stops the download; `run()` then throws `DownloadError.interrupted` and the parts stay for the next run.
     public func cancel() { signal.cancel() }
@@ -61,12 +53,7 @@ public final class StreamDownload: Sendable {
         guard isFetchableURL(url) else { throw .badURL(url) }
         let signal = CancelSignal()
         let job = StreamJob(url: url, output: "", options: options, format: nil, skipUnavailable: false, events: nil, signal: signal)
-        let result = await withCheckedContinuation { (done: CheckedContinuation<Result<StreamCatalogInfo, DownloadError>, Never>) in
-            let thread = Thread { done.resume(returning: job.describe()) }
-            thread.name = "vfetch-segments"
-            thread.start()
-        }
-        return try result.get()
+        return try await onOwnThread(named: "vfetch-segments") { job.describe() }.get()
     }
 }
 
@@ -148,11 +135,9 @@ final class StreamJob: @unchecked Sendable {
         do {
             let fetcher = try SegmentFetcher(options: options, signal: signal)
             let catalog = try readCatalog(fetcher)
-            let selection: TrackSelection
             let chosen: [StreamTrack]
             do {
-                selection = try TrackSelection(format)
-                chosen = try selection.tracks(of: catalog)
+                chosen = try TrackSelection(format).tracks(of: catalog)
             } catch {
                 throw DownloadError.badResponse(error.description)
             }
@@ -257,10 +242,7 @@ final class StreamJob: @unchecked Sendable {
 
     // MARK: - Segments
 
-    var elapsed: Double {
-        let time = ContinuousClock.now - started
-        return Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
-    }
+    var elapsed: Double { started.secondsAgo }
 
     /// Fetches AES-128 keys; each must be 16 bytes. Keys stay in memory, never on disk.
     func fetchKeys(_ urls: [URL], _ fetcher: SegmentFetcher) throws(DownloadError) -> [URL: [UInt8]] {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import VFetchCore
 import VFetchStreams
 
@@ -35,9 +36,12 @@ final class StreamParts {
 
     deinit { close(lock) }
 
-    func path(of fetch: Int) -> String {
-        let digits = String(fetch)
-        return directory + "/" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+    func path(of fetch: Int) -> String { directory + "/" + String(format: "%06d", fetch) }
+
+    /// Removes a parts folder and everything in it (only vfetch's own files are ever there).
+    static func remove(_ directory: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] { unlink(directory + "/" + name) }
+        rmdir(directory)
     }
 
     /// Writes one fetch's bytes durably (fsync before the manifest may name them).

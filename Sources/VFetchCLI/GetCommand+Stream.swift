@@ -37,18 +37,10 @@ extension GetCommand {
         let tracks = summary.tracks.filter { !$0.files.isEmpty }.map {
             RemuxTrack(files: $0.files, streams: $0.kind == "audio" ? .audio : $0.kind == "subtitles" ? .subtitles : .all)
         }
-        // libavformat blocks: on a thread of its own, off the cooperative pool.
-        let remuxed = await withCheckedContinuation { (done: CheckedContinuation<MediaError?, Never>) in
-            Thread {
-                do throws(MediaError) {
-                    try StreamRemuxer.remux(tracks: tracks, to: output)
-                    done.resume(returning: nil)
-                } catch {
-                    done.resume(returning: error)
-                }
-            }.start()
+        let remuxed = await onOwnThread(named: "vfetch-remux") {
+            Result { () throws(MediaError) in try StreamRemuxer.remux(tracks: tracks, to: output) }
         }
-        if let remuxed {
+        if case .failure(let remuxed) = remuxed {
             throw fail(.badResponse("cannot remux the segments into \(output): \(remuxed)"), reporter)
         }
         if !keepSegments { StreamDownload.removeParts(of: summary) }

@@ -30,6 +30,13 @@ package struct SpeedLimit: Sendable, Equatable {
         return true
     }
 
+    /// How much a transfer reads at once under the limit: a quarter of a connection's share of a second
+    /// (1 KiB to 256 KiB), so each transfer's turn comes several times a second; one that waited a whole
+    /// second for its turn would look stalled.
+    package func receiveBufferSize(connections: Int) -> Int {
+        min(256 << 10, max(1 << 10, Int(bytesPerSecond / Double(max(1, connections)) / 4)))
+    }
+
     /// How long until the bucket is no longer empty.
     package var secondsUntilAllowed: Double {
         allowance > 0 ? 0 : -allowance / bytesPerSecond

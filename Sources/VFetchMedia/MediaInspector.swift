@@ -148,8 +148,6 @@ public enum MediaInspector {
 
     /// Runs blocking network I/O on a thread of its own, off the cooperative pool.
     private static func onThread(_ work: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            Thread { done.resume(with: Result { try work() }) }.start()
-        }
+        try await onOwnThread(named: "vfetch info") { Result { try work() } }.get()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import VFetch
 
 /// Probes a file on disk with the given present ranges, on a thread of its own: libavformat's
 /// reads block, and must not hold one of the few threads of Swift's cooperative pool.
@@ -23,17 +24,10 @@ private func probeMedia(
 ) async throws(MediaError) -> (
     info: MediaInfo, playable: [ClosedRange<Double>]
 ) {
-    let result: Result<(info: MediaInfo, playable: [ClosedRange<Double>]), MediaError> =
-        await withCheckedContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(
-                    returning: Result { () throws(MediaError) in
-                        let probe = try MediaProbe(source: opening())
-                        return (probe.info, probe.playableRanges(present: present))
-                    })
-            }
-            thread.name = "vfetch media probe"
-            thread.start()
+    try await onOwnThread(named: "vfetch media probe") {
+        Result { () throws(MediaError) in
+            let probe = try MediaProbe(source: opening())
+            return (probe.info, probe.playableRanges(present: present))
         }
-    return try result.get()
+    }.get()
 }

@@ -121,7 +121,7 @@ package struct SegmentFetchPlan: Sendable {
             }
             let split =
                 if let length = lengths[piece.fetch] {
-                    equalPieces(of: piece.fetch, 0..<length, state: piece.state)
+                    equalPieces(of: piece.fetch, 0..<length, size: pieceSize, state: piece.state)
                 } else {
                     // Half a piece: the length comes back soon, and the rest goes out in equal pieces.
                     [made(fetch: piece.fetch, range: 0..<max(1, pieceSize / 2), state: piece.state)]
@@ -133,8 +133,7 @@ package struct SegmentFetchPlan: Sendable {
 
     /// `range` of `fetch` in pieces of equal size, at most `pieceSize` each: a piece just under a
     /// response's burst comes at once, where one just over it waits for the origin's next second.
-    private mutating func equalPieces(of fetch: Int, _ range: Range<Int64>, state: State) -> [Piece] {
-        let size = pieceSize ?? .max
+    private mutating func equalPieces(of fetch: Int, _ range: Range<Int64>, size: Int64, state: State) -> [Piece] {
         let total = range.upperBound - range.lowerBound
         let count = max(1, (total + size - 1) / size)
         let each = (total + count - 1) / count
@@ -157,14 +156,15 @@ package struct SegmentFetchPlan: Sendable {
     package mutating func learned(length: Int64, of fetch: Int) {
         guard lengths[fetch] == nil, length >= 0 else { return }
         lengths[fetch] = length
-        guard let first = pieces.firstIndex(where: { $0.fetch == fetch }), let range = pieces[first].range,
-            let pieceSize, range.lowerBound == 0, pieces.count(where: { $0.fetch == fetch }) == 1
+        guard let pieceSize, let first = pieces.firstIndex(where: { $0.fetch == fetch }), let range = pieces[first].range,
+            range.lowerBound == 0, pieces.count(where: { $0.fetch == fetch }) == 1
         else { return }
         if range.upperBound >= length {
             pieces[first].range = 0..<length
             return
         }
-        pieces.insert(contentsOf: equalPieces(of: fetch, range.upperBound..<length, state: .waiting(notBefore: 0)), at: first + 1)
+        let rest = equalPieces(of: fetch, range.upperBound..<length, size: pieceSize, state: .waiting(notBefore: 0))
+        pieces.insert(contentsOf: rest, at: first + 1)
     }
 
     /// The origin answered a piece with the whole fetch (it ignores ranges): the fetch is complete, and no
