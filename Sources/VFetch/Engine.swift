@@ -49,10 +49,14 @@ final class Engine {
     /// `--connections`, or 1 once ranges failed; the controller decides below it.
     var connectionLimit: Int
     var controller: ConnectionController?
-    var probeFailures = 0
+    /// This download's place in its host's connection budget, shared with the process's other downloads
+    /// from that host; and how many connections the budget allowed at the last turn.
+    var hostClaim: HostConnections.Claim?
+    var hostAllowance = 0
+    /// The first request's failures and when it may be sent again.
+    lazy var probeRetries = ProbeRetries(policy: retryPolicy)
     /// Where the probe asks the file from (`probeStart`); 0 again once an answer from there is unusable.
     var probeOffset: Int64 = 0
-    var probeNotBefore = 0.0
     /// Until when the last "waiting (Retry-After)" notice holds: one notice per wait, not one per segment.
     var retryNoticeUntil = 0.0
     var connectionsOpened = 0
@@ -95,9 +99,11 @@ final class Engine {
         if case .file(let path) = destination, OutputFile.isLocked(path + ".part") { return .failure(.busy(path + ".part")) }
         probeOffset = probeStart()
         signal.attach(multi.raw)
+        hostClaim = HostConnections.shared.join(url: url, maximum: connectionLimit, maxRetryAfter: options.maxRetryWait)
         defer {
             signal.detach()
             removeAllTransfers()
+            if let hostClaim { HostConnections.shared.leave(hostClaim) }
         }
         while true {
             readClock()
@@ -143,13 +149,14 @@ final class Engine {
     func startTransfers() {
         guard fatal == nil else { return }
         guard scheduler != nil else {
-            if !transfers.values.contains(where: \.isProbe), now >= probeNotBefore {
+            // The probe too waits for the host's budget: another download may hold all the host allows.
+            if !transfers.values.contains(where: \.isProbe), now >= probeRetries.notBefore, reportToHost(wanted: 1) >= 1 {
                 start(url: url, range: nil, id: nil, isProbe: true)
                 if wantsTailAtOnce, !transfers.values.contains(where: \.isTail) { startTail() }
             }
             return
         }
-        let limit = min(connectionLimit, controller?.limit ?? connectionLimit)
+        let limit = min(connectionLimit, controller?.limit ?? connectionLimit, hostAllowance)
         if transfers.count >= limit, let victim = scheduler?.transferToPreempt {
             scheduler?.release(victim)
             stop(victim)
@@ -202,7 +209,7 @@ final class Engine {
         switch ResponseVerdict.check(transfer.head, asked: transfer.range, remote: remote) {
         case .accept:
             transfer.accepted = true
-            controller?.accepted(working: answeredTransfers)
+            if let hostClaim { HostConnections.shared.accepted(hostClaim, working: answeredTransfers) }
             return true
         case .rangeIgnored(let reason):
             fallbackReason = fallbackReason ?? reason
@@ -260,9 +267,11 @@ final class Engine {
         configuration.learnsBursts = options.maxBytesPerSecond == nil
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
-        var control = ConnectionController.Configuration(maximum: connectionLimit)
-        control.maxRetryAfter = options.maxRetryWait
-        controller = ConnectionController(control, now: now, bytesDone: resumed.count)
+        controller = ConnectionController(.init(maximum: connectionLimit), now: now, bytesDone: resumed.count)
+        if let hostClaim {
+            self.hostClaim = HostConnections.shared.move(
+                hostClaim, to: requestURL, maximum: connectionLimit, maxRetryAfter: options.maxRetryWait)
+        }
         transfer.accepted = true
         if options.stream, found.acceptsRanges, let length = found.length { planPlayback(length: length) }
         events.yield(
@@ -338,14 +347,14 @@ final class Engine {
             if let length = remote?.length, remote?.acceptsRanges == true { fetchTail(length: length) }
         } else if case .failed(let after) = outcome {
             // The probe failed before the file was known: try it again, or give up.
-            probeFailures += 1
-            if retryPolicy.refuses(retryAfter: after), let after {
-                fatal = fatal ?? waitRefused(after)
-            } else if probeFailures > options.retries {
+            switch probeRetries.failed(retryAfter: after, now: now, jitter: Double.random(in: 0..<1)) {
+            case .retry:
+                if let after { noteWait(after) }
+            case .exhausted:
                 fatal = fatal ?? lastFailure ?? .transferFailed("retries exhausted")
+            case .waitTooLong(let after):
+                fatal = fatal ?? waitRefused(after)
             }
-            probeNotBefore = now + retryPolicy.delay(afterFailures: probeFailures, retryAfter: after, jitter: Double.random(in: 0..<1))
-            if let after, fatal == nil { noteWait(after) }
         }
     }
 
@@ -408,21 +417,34 @@ final class Engine {
         return nil
     }
 
-    /// Whether a refused request met the host's connection limit (others still work), as the controller judges.
-    /// Its range then goes to a working connection without counting as a failure.
+    /// Whether a refused request met the host's connection limit (others still work, this download's or
+    /// another's from the same host), as the host's budget judges. Its range then goes to a working
+    /// connection without counting as a failure.
     func refusedForConcurrency(retryAfter: Double?) -> Bool {
-        controller?.refused(working: answeredTransfers, retryAfter: retryAfter, now: now) == true
+        guard let hostClaim else { return false }
+        return HostConnections.shared.refused(hostClaim, working: answeredTransfers, retryAfter: retryAfter)
+    }
+
+    /// Tells the host's budget what this download holds and wants; returns what it may hold.
+    func reportToHost(wanted: Int) -> Int {
+        guard let hostClaim else { return connectionLimit }
+        hostAllowance = HostConnections.shared.report(
+            hostClaim, wanted: wanted, open: transfers.count, working: answeredTransfers)
+        return hostAllowance
     }
 
     /// Transfers whose response was accepted: what the host allows at once, as the controller counts it.
     var answeredTransfers: Int { transfers.values.reduce(0) { $0 + ($1.accepted ? 1 : 0) } }
 
-    /// Follows the controller: when it holds fewer connections, those not answered yet and then the newest
-    /// give their segments back.
+    /// Follows the controller and the host's budget: when they allow fewer connections, those not answered
+    /// yet and then the newest give their segments back.
     func adjustConnections() {
         guard var controller, let scheduler else { return }
         let delivering = transfers.values.reduce(0) { $0 + ($1.delivering ? 1 : 0) }
-        let limit = controller.update(bytesDone: scheduler.completed.count, delivering: delivering, now: now)
+        let allowance = reportToHost(wanted: controller.wanted)
+        let limit = min(
+            allowance,
+            controller.update(bytesDone: scheduler.completed.count, delivering: delivering, allowed: allowance, now: now))
         if controller.oneConnectionIsFast, self.controller?.oneConnectionIsFast == false { self.scheduler?.requestWholeSegments() }
         self.controller = controller
         guard transfers.count > limit else { return }

@@ -12,9 +12,10 @@
 ///   up is kept when it gains `requiredGain`; a step down when it keeps `tolerance` of the rate.
 /// - Nothing is final. A held count is probed again after `reprobeAfter` seconds (doubling while
 ///   probes do not pay, up to `maxReprobeAfter`), and at once when the rate moves by `rateChange`.
-/// - A refusal (429, 503, a reset before any byte) while other transfers deliver is the host's
-///   connection limit: the count holds at what works, `Retry-After` (up to `maxRetryAfter`) delays the
-///   next try above it, and the refused range is not a failure.
+/// - What the host allows comes from outside, as `allowed` on every update: the download's share of the
+///   host's `HostBudget`, which learns the host's limit from refusals counted over every download of the
+///   process. The controller never measures a count it may not hold, and says it `wanted` more while
+///   the budget holds it back, so that the budget can give it more.
 package struct ConnectionController: Sendable {
     package struct Configuration: Sendable, Equatable {
         /// `--connections`: never more.
@@ -29,12 +30,6 @@ package struct ConnectionController: Sendable {
         package var reprobeAfter = 2.0
         package var maxReprobeAfter = 16.0
         package var rateChange = 0.3
-        /// How long a learned host limit holds before one more connection is tried (doubling, up to 64 s).
-        package var ceilingReprobeAfter = 4.0
-        /// A `Retry-After` on a refused extra connection holds the count at most this long (`--max-retry-wait`):
-        /// one that names an hour or 2099 does not fail the download (the other connections work), nor hold it
-        /// below what the host may allow again for that long.
-        package var maxRetryAfter = RetryPolicy.defaultMaxRetryAfter
 
         package init(maximum: Int) { self.maximum = max(1, maximum) }
     }
@@ -66,32 +61,34 @@ package struct ConnectionController: Sendable {
     package let configuration: Configuration
     /// The count to hold now.
     package private(set) var limit = 1
-    /// The most concurrent transfers the host allowed; nil until it refused one.
-    package private(set) var hostCeiling: Int?
+    /// What the host's budget allows this download, as last told.
+    package private(set) var allowed: Int
+    /// The controller would hold more than `allowed`: the budget, not a measurement, stopped it.
+    private var heldBack = false
     /// The probe alone delivered `soloBytes` within `soloSeconds`: nothing limits a connection here.
     package private(set) var oneConnectionIsFast = false
     private var phase: Phase
     private var reprobeAfter: Double
-    private var ceilingProbe: (at: Double, after: Double) = (0, 0)
 
     package init(_ configuration: Configuration, now: Double, bytesDone: Int64) {
         self.configuration = configuration
         reprobeAfter = configuration.reprobeAfter
+        allowed = configuration.maximum
         phase = .solo(start: now, bytes: bytesDone)
         if configuration.maximum == 1 { phase = .holding(rate: 0, window: (now, bytesDone), probeAt: .infinity, next: .none) }
     }
 
-    /// The most connections worth trying now: the user's maximum, or the host's limit.
-    private var cap: Int { min(configuration.maximum, hostCeiling ?? .max) }
+    /// The most connections worth trying now: the user's maximum, or what the host's budget allows.
+    private var cap: Int { min(configuration.maximum, allowed) }
 
-    /// Feeds the bytes done so far and how many transfers are receiving data; returns the count to hold.
-    package mutating func update(bytesDone: Int64, delivering: Int, now: Double) -> Int {
-        if let ceiling = hostCeiling, ceiling < configuration.maximum, now >= ceilingProbe.at, delivering >= ceiling {
-            // The host's limit may have been a moment's: try one more connection, rarely.
-            hostCeiling = ceiling + 1
-            ceilingProbe = (now + ceilingProbe.after, min(64, ceilingProbe.after * 2))
-            limit = max(limit, hostCeiling!)
-        }
+    /// What this download would hold if the host's budget allowed it all: its maximum while the budget
+    /// holds it back, otherwise the count it measured.
+    package var wanted: Int { heldBack ? configuration.maximum : limit }
+
+    /// Feeds the bytes done so far, how many transfers are receiving data and what the host's budget
+    /// allows (at least 1 counts); returns the count to hold.
+    package mutating func update(bytesDone: Int64, delivering: Int, allowed: Int? = nil, now: Double) -> Int {
+        if let allowed { follow(allowed: allowed, now: now) }
         switch phase {
         case .solo(let start, let bytes):
             let elapsed = now - start
@@ -103,6 +100,7 @@ package struct ConnectionController: Sendable {
                 measure(min(cap, 2), baseline: (1, solo / max(elapsed, 1e-3)), now: now)
             } else if elapsed >= configuration.soloSeconds || hopeless {
                 measure(cap, baseline: nil, now: now)
+                heldBack = cap < configuration.maximum
                 if case .measuring(var step) = phase {
                     step.solo = Double(bytesDone - bytes) / max(now - start, 1e-3)
                     phase = .measuring(step)
@@ -133,6 +131,7 @@ package struct ConnectionController: Sendable {
             if moved, current < rate / 2, limit < cap {
                 // A collapse, as when an origin starts limiting each connection under load: go wide at once.
                 measure(cap, baseline: (limit, current), now: now)
+                heldBack = cap < configuration.maximum
             } else if moved || (now >= probeAt && next != .none) {
                 probe(next == .none ? .up : next, rate: current, bytesDone: bytesDone, now: now)
             } else {
@@ -143,43 +142,42 @@ package struct ConnectionController: Sendable {
         return limit
     }
 
-    /// A transfer's response was accepted while `working` transfers (itself included) have theirs.
-    /// Answers that cross a refusal can make the host look stricter than it is: this corrects it.
-    package mutating func accepted(working: Int) {
-        guard let ceiling = hostCeiling, working > ceiling else { return }
-        hostCeiling = min(configuration.maximum, working)
-        if limit == ceiling { limit = hostCeiling! }
-    }
-
-    /// A request was refused (429 or 503, or a reset before its first byte) while `working` other transfers
-    /// deliver. Returns true when that is the host's connection limit: the range goes to a working
-    /// connection, with no failure counted; false when nothing works, a real failure of the range.
-    package mutating func refused(working: Int, retryAfter: Double?, now: Double) -> Bool {
-        guard working > 0 else { return false }
-        let first = hostCeiling == nil
-        hostCeiling = min(hostCeiling ?? .max, working)
-        if first { ceilingProbe.after = configuration.ceilingReprobeAfter }
-        ceilingProbe.at = now + max(ceilingProbe.after, min(retryAfter ?? 0, configuration.maxRetryAfter))
-        limit = min(limit, hostCeiling!)
-        if case .measuring(var step) = phase, step.count > limit {
-            // The step was never going to happen: measure what the host allows.
-            step.count = limit
-            step.window = nil
-            step.started = now
-            if let baseline = step.baseline, baseline.count >= limit { step.baseline = nil }
-            phase = .measuring(step)
-        }
-        return true
-    }
-
     // MARK: - Private
 
+    /// Takes the budget's word: fewer connections at once, or more for a count the budget held back.
+    private mutating func follow(allowed newValue: Int, now: Double) {
+        let previousCap = cap
+        allowed = max(1, newValue)
+        if cap < limit {
+            limit = cap
+            if case .measuring(var step) = phase, step.count > limit {
+                // The step was never going to happen: measure what the host allows.
+                step.count = limit
+                step.window = nil
+                step.started = now
+                if let baseline = step.baseline, baseline.count >= limit { step.baseline = nil }
+                phase = .measuring(step)
+            }
+        } else if cap > previousCap, heldBack {
+            limit = cap
+            heldBack = cap < configuration.maximum
+            if case .measuring(var step) = phase {
+                step.count = limit
+                step.window = nil
+                step.started = now
+                phase = .measuring(step)
+            }
+        }
+    }
+
     private mutating func measure(_ count: Int, baseline: (count: Int, rate: Double)?, now: Double) {
+        heldBack = false
         limit = max(1, count)
         phase = .measuring(Step(count: limit, started: now, baseline: baseline))
     }
 
     private mutating func hold(_ count: Int, rate: Double, next: Probe, bytesDone: Int64, now: Double) {
+        heldBack = false
         limit = count
         phase = .holding(rate: rate, window: (now, bytesDone), probeAt: now + reprobeAfter, next: next)
     }
@@ -192,6 +190,7 @@ package struct ConnectionController: Sendable {
             let proportional = step.solo.map { rate >= $0 * Double(step.count) * 0.9 } ?? false
             let next: Probe = step.count < cap ? .up : proportional ? .none : .down
             hold(step.count, rate: rate, next: next, bytesDone: bytesDone, now: now)
+            heldBack = step.count >= cap && cap < configuration.maximum
             return
         }
         if step.count > baseline.count {
@@ -203,6 +202,7 @@ package struct ConnectionController: Sendable {
                     // Gaining in proportion to the count, connections share no bottleneck: fewer would be slower.
                     let proportional = rate >= baseline.rate * Double(step.count) / Double(baseline.count) * 0.9
                     hold(step.count, rate: rate, next: proportional ? .none : .down, bytesDone: bytesDone, now: now)
+                    heldBack = cap < configuration.maximum
                 }
             } else {
                 // More did not pay: back to the baseline, and next time see whether fewer do as well.
@@ -224,17 +224,18 @@ package struct ConnectionController: Sendable {
         }
     }
 
-    /// Tries one step from the held count: up by half, or down unless the host's limit is what holds
+    /// Tries one step from the held count: up by half, or down unless the host's budget is what holds
     /// the count (fewer would only be slower).
     private mutating func probe(_ direction: Probe, rate: Double, bytesDone: Int64, now: Double) {
         let count = limit
         switch direction {
         case .up where count < cap:
             measure(min(cap, max(count + 1, count * 3 / 2)), baseline: (count, rate), now: now)
-        case .down where count > 1 && count < hostCeiling ?? .max:
+        case .down where count > 1 && (count < allowed || allowed >= configuration.maximum):
             measure(stepDown(from: count), baseline: (count, rate), now: now)
         default:
             hold(count, rate: rate, next: .none, bytesDone: bytesDone, now: now)
+            heldBack = direction == .up && cap < configuration.maximum
         }
     }
 

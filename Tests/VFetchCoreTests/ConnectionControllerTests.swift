@@ -29,47 +29,86 @@ struct SimulatedOrigin {
 
     /// Downloads `size` bytes with the controller deciding the count, or with `fixed` connections.
     func download(_ size: Double, maximum: Int = 32, fixed: Int? = nil) -> Run {
+        downloadTogether([(size, 0)], maximum: maximum, fixed: fixed)[0]
+    }
+
+    /// Downloads that fetch from this origin at once, each `size` bytes from its `start` time on, sharing one
+    /// `HostBudget` as the downloads of one process do. One run each, in the given order.
+    func downloadTogether(_ downloads: [(size: Double, start: Double)], maximum: Int = 32, fixed: Int? = nil) -> [Run] {
         let dt = 0.005
-        var controller = ConnectionController(.init(maximum: maximum), now: 0, bytesDone: 0)
-        // Each open connection: its number and bytes left in its burst and in its response.
-        var open: [(number: Int, burst: Double, response: Double)] = [(1, burst, responseBytes)]
-        var numbered = 1
-        var done = 0.0
+        struct Download {
+            var controller: ConnectionController
+            // Each open connection: its number and bytes left in its burst and in its response.
+            var open: [(number: Int, burst: Double, response: Double)] = []
+            var done = 0.0
+            var run = Run(seconds: 0, refusals: 0, finalLimit: 0, limits: [])
+            var finished = false
+        }
+        var budget = HostBudget()
+        var all = downloads.map { _ in Download(controller: ConnectionController(.init(maximum: maximum), now: 0, bytesDone: 0)) }
+        var numbered = 0
         var now = 0.0
-        var refusals = 0
-        var limits: [Int] = []
-        while done < size, now < 600 {
-            let limit = fixed ?? controller.update(bytesDone: Int64(done), delivering: open.count, now: now)
-            limits.append(limit)
-            if open.count > limit { open.removeLast(open.count - limit) }
-            while open.count < limit {
-                if open.count >= hostLimit {
-                    refusals += 1
-                    guard controller.refused(working: open.count, retryAfter: nil, now: now) else { break }
-                    if controller.limit <= open.count { break }
-                    continue
+        while all.contains(where: { !$0.finished }), now < 600 {
+            for index in all.indices where !all[index].finished && downloads[index].start <= now {
+                if budget.claims[index] == nil {
+                    budget.join(index, maximum: maximum)
+                    all[index].controller = ConnectionController(.init(maximum: maximum), now: now, bytesDone: 0)
                 }
-                numbered += 1
-                open.append((numbered, burst, responseBytes))
-                controller.accepted(working: open.count)
+                var download = all[index]
+                let allowed = budget.report(
+                    index, wanted: download.controller.wanted, open: download.open.count, working: download.open.count, now: now)
+                let wanted = download.controller.update(
+                    bytesDone: Int64(download.done), delivering: download.open.count, allowed: allowed, now: now)
+                var limit = fixed ?? min(wanted, allowed)
+                download.run.limits.append(limit)
+                if download.open.count > limit { download.open.removeLast(download.open.count - limit) }
+                while download.open.count < limit {
+                    let others = all.indices.filter { $0 != index }.reduce(0) { $0 + all[$1].open.count }
+                    if download.open.count + others >= hostLimit {
+                        download.run.refusals += 1
+                        guard budget.refused(index, working: download.open.count, retryAfter: nil, now: now) else { break }
+                        limit = min(limit, budget.allowance(for: index))
+                        if limit <= download.open.count { break }
+                        continue
+                    }
+                    numbered += 1
+                    download.open.append((numbered, burst, responseBytes))
+                    budget.accepted(index, working: download.open.count)
+                }
+                all[index] = download
             }
             let rate = change.map { now >= $0.at ? $0.rate : perConnection } ?? perConnection
-            let wanted = open.map { connection -> Double in
-                if connection.burst > 0 { return link }
-                if let every = slowEvery, connection.number % every == 0 { return slowRate }
-                return rate
+            let wanted = all.map { download in
+                download.open.map { connection -> Double in
+                    if connection.burst > 0 { return link }
+                    if let every = slowEvery, connection.number % every == 0 { return slowRate }
+                    return rate
+                }
             }
-            let share = min(1, link / wanted.reduce(0, +))
-            for index in open.indices {
-                let got = min(wanted[index] * share * dt, size - done)
-                done += got
-                open[index].burst -= got
-                open[index].response -= got
-                if open[index].response <= 0 { open[index].burst = burst; open[index].response = responseBytes }
+            let share = min(1, link / max(1, wanted.joined().reduce(0, +)))
+            for index in all.indices where !all[index].finished {
+                let size = downloads[index].size
+                for connection in all[index].open.indices {
+                    let got = min(wanted[index][connection] * share * dt, size - all[index].done)
+                    all[index].done += got
+                    all[index].open[connection].burst -= got
+                    all[index].open[connection].response -= got
+                    if all[index].open[connection].response <= 0 {
+                        all[index].open[connection].burst = burst
+                        all[index].open[connection].response = responseBytes
+                    }
+                }
+                if all[index].done >= size {
+                    all[index].finished = true
+                    all[index].open = []
+                    all[index].run.seconds = now + dt - downloads[index].start
+                    all[index].run.finalLimit = all[index].controller.limit
+                    budget.leave(index)
+                }
             }
             now += dt
         }
-        return Run(seconds: now, refusals: refusals, finalLimit: controller.limit, limits: limits)
+        return all.map(\.run)
     }
 
     /// The best any fixed count does on this origin.
@@ -141,21 +180,26 @@ struct SimulatedOrigin {
         #expect(origin.download(16 * mib, maximum: 1).limits.max()! == 1)
     }
 
-    @Test func aRefusalWithNothingWorkingIsAFailure() {
-        var controller = ConnectionController(.init(maximum: 8), now: 0, bytesDone: 0)
-        let alone = controller.refused(working: 0, retryAfter: nil, now: 0)
-        #expect(!alone)
-        #expect(controller.hostCeiling == nil)
-        let besideOthers = controller.refused(working: 3, retryAfter: 30, now: 1)
-        #expect(besideOthers)
-        #expect(controller.hostCeiling == 3)
-        // Retry-After holds the count until it has passed.
-        _ = controller.update(bytesDone: 1 << 30, delivering: 3, now: 20)
-        #expect(controller.hostCeiling == 3)
-        _ = controller.update(bytesDone: 1 << 30, delivering: 3, now: 31.5)
-        #expect(controller.hostCeiling == 4)
-        // An answer that crossed the refusal shows the host allows more.
-        controller.accepted(working: 6)
-        #expect(controller.hostCeiling == 6)
+    @Test func twoDownloadsFromAHostThatAllowsFourShareItWithoutFighting() {
+        let origin = SimulatedOrigin(perConnection: 4 * mib, link: 95 * mib, burst: 2 * mib, hostLimit: 4)
+        // The second starts while the first holds all four: it waits for its share, then both get two.
+        let runs = origin.downloadTogether([(128 * mib, 0), (128 * mib, 3)])
+        let alone = origin.optimum(128 * mib)
+        // Together they take what 256 MiB takes at the host's limit; neither starves.
+        for run in runs { #expect(run.seconds <= alone * 2 * 1.15, "\(run.seconds) s; alone \(alone) s") }
+        #expect(runs[0].refusals + runs[1].refusals <= 32 + 16, "\(runs.map(\.refusals)) refusals")
+        #expect(runs[1].limits.suffix(100).max()! <= 4)
+    }
+
+    @Test func twoDownloadsFromAnOpenHostSplitTheMaximumAndTheLastTakesItAll() {
+        // Each connection is limited by the origin: the more the better, up to the process's 16 for the host.
+        let origin = SimulatedOrigin(perConnection: 2 * mib, link: 400 * mib, burst: 2 * mib)
+        let runs = origin.downloadTogether([(256 * mib, 0), (64 * mib, 2)], maximum: 16)
+        // While both run they hold 16 together; the second has its half.
+        #expect(runs[1].limits.suffix(runs[1].limits.count / 2).max()! <= 8)
+        // Once the second is done, the first takes the whole budget again.
+        #expect(runs[0].finalLimit == 16)
+        let ideal = (256 + 64) * mib / (16 * 2 * mib)
+        #expect(runs[0].seconds <= ideal * 1.15, "\(runs[0].seconds) s against \(ideal) s")
     }
 }

@@ -52,12 +52,26 @@ import Testing
     }
 
     @Test func aHostLimitsRetryAfterHoldsTheCountNoLongerThanTheLimit() {
-        var controller = ConnectionController(.init(maximum: 8), now: 0, bytesDone: 0)
-        let refused = controller.refused(working: 3, retryAfter: 3_000_000_000, now: 1)
-        #expect(refused && controller.hostCeiling == 3)
-        _ = controller.update(bytesDone: 1 << 30, delivering: 3, now: 500)
-        #expect(controller.hostCeiling == 3)
-        _ = controller.update(bytesDone: 1 << 30, delivering: 3, now: 602)
-        #expect(controller.hostCeiling == 4, "one more connection is tried after the limit, not in 2099")
+        var ceiling = HostCeiling(maxRetryAfter: 600)
+        let refused = ceiling.refused(working: 3, retryAfter: 3_000_000_000, now: 1)
+        #expect(refused && ceiling.value == 3)
+        ceiling.update(inUse: 3, maximum: 8, now: 500)
+        #expect(ceiling.value == 3)
+        ceiling.update(inUse: 3, maximum: 8, now: 602)
+        #expect(ceiling.value == 4, "one more connection is tried after the limit, not in 2099")
+    }
+
+    @Test func theProbeRetriesUnderTheSegmentsPolicyThenGivesUp() {
+        var probe = ProbeRetries(policy: RetryPolicy(maxRetries: 2, baseDelay: 0.5, maxDelay: 30, maxRetryAfter: 60))
+        var verdict = probe.failed(retryAfter: nil, now: 10, jitter: 1)
+        #expect(verdict == .retry(at: 10.5))
+        // Never sooner than the server's Retry-After.
+        verdict = probe.failed(retryAfter: 7, now: 11, jitter: 0)
+        #expect(verdict == .retry(at: 18))
+        verdict = probe.failed(retryAfter: nil, now: 20, jitter: 0)
+        #expect(verdict == .exhausted)
+        var patient = ProbeRetries(policy: RetryPolicy(maxRetryAfter: 60))
+        verdict = patient.failed(retryAfter: 3600, now: 0, jitter: 0)
+        #expect(verdict == .waitTooLong(3600))
     }
 }

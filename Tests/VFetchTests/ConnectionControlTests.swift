@@ -82,4 +82,34 @@ import VFetch
             #expect(!exists(directory + "/busy.bin"))
         }
     }
+
+    @Test func twoDownloadsFromAHostThatAllowsFourShareItWithoutFailures() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(8 * Self.mib, seed: 44)
+            var behavior = OriginBehavior()
+            behavior.bytesPerSecond = Self.mib
+            behavior.burstBytes = 256 << 10
+            // Both download this file: its limit of four responses at once is the host's limit for the two.
+            behavior.maxConcurrentResponses = 4
+            origin.publish("/shared.bin", bytes, behavior: behavior)
+            var options = DownloadOptions()
+            options.connections = 16
+            options.retries = 1
+            let first = Task { await fetch(origin.url("/shared.bin"), to: .file(directory + "/first.bin"), options: options) }
+            // The second starts once the first has learned the limit and holds all four: its first request must
+            // wait for a connection the first gives back, not be refused until its retries run out.
+            try await Task.sleep(for: .milliseconds(700))
+            let second = await fetch(origin.url("/shared.bin"), to: .file(directory + "/second.bin"), options: options)
+            let firstSummary = try await first.value.result.get()
+            let secondSummary = try second.result.get()
+            for name in ["first", "second"] {
+                #expect(try sha256(file: directory + "/\(name).bin") == sha256(bytes))
+            }
+            #expect(firstSummary.retries == 0 && secondSummary.retries == 0)
+            let refused = origin.requests.filter { $0.status == 503 }.count
+            // The first's twelve extra connections, once, and rare tries above the limit; the second, which knows
+            // the limit from the first, is not refused (each learning it alone, they were refused 27 times).
+            #expect(refused <= 16, "\(refused) refusals")
+        }
+    }
 }
