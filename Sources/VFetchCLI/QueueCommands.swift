@@ -19,10 +19,13 @@ struct ServerLocation: ParsableArguments {
         return (url, CacheDirectory.readToken(cacheDirectory: location.cacheDirectory))
     }
 
-    /// Sends one API request; answers its JSON object, or prints the server's error and exits.
-    func call(_ method: String, _ path: String, json: [String: Any]? = nil) throws -> [String: Any] {
+    /// Sends one API request; answers its body decoded, or prints the server's error and exits.
+    @discardableResult
+    func call<Answer: Decodable>(
+        _ method: String, _ path: String, json: (some Encodable)? = nil as QueueAPI.NewDownload?, answer: Answer.Type
+    ) throws -> Answer {
         let (url, token) = try connect()
-        let body = try json.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let body = try json.map { String(decoding: try QueueAPI.encoder.encode($0), as: UTF8.self) }
         let answer: LocalRequest.Answer
         do {
             answer = try LocalRequest.send(method, url + path, token: token, json: body)
@@ -30,9 +33,8 @@ struct ServerLocation: ParsableArguments {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)
         }
-        let object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] ?? [:]
         guard (200..<300).contains(answer.status) else {
-            var message = object["error"] as? String ?? "HTTP \(answer.status)"
+            var message = (try? JSONDecoder().decode(QueueAPI.Failure.self, from: Data(answer.body)))?.error ?? "HTTP \(answer.status)"
             if answer.status == 401 {
                 // The token comes from the cache directory: a --server of another directory's server refuses it.
                 let had = token == nil ? "no token in" : "the token of"
@@ -42,11 +44,16 @@ struct ServerLocation: ParsableArguments {
             writeStandardError("vfetch: \(message)\n")
             throw ExitCode(answer.status == 404 ? ExitStatus.failure.rawValue : ExitStatus.httpError.rawValue)
         }
-        return object
+        do {
+            return try JSONDecoder().decode(Answer.self, from: Data(answer.body))
+        } catch {
+            writeStandardError("vfetch: \(url) answered \(method) \(path) with something that is not the API's JSON\n")
+            throw ExitCode(ExitStatus.httpError.rawValue)
+        }
     }
 
-    func downloads() throws -> [[String: Any]] {
-        try call("GET", "/api/downloads")["downloads"] as? [[String: Any]] ?? []
+    func downloads() throws -> [QueueAPI.Item] {
+        try call("GET", "/api/downloads", answer: QueueAPI.Items.self).downloads
     }
 }
 
@@ -103,14 +110,10 @@ struct AddCommand: ParsableCommand {
             }
         }
         for url in urls {
-            var request: [String: Any] = [
-                "url": url, "output": absolute(output ?? directory ?? "."), "output_is_directory": output == nil,
-                "headers": header,
-            ]
-            if let connections { request["connections"] = connections }
-            if let checksum { request["checksum"] = checksum }
-            let answer = try target.call("POST", "/api/downloads", json: request)
-            print(answer["id"] as? String ?? "?")
+            let request = QueueAPI.NewDownload(
+                url: url, output: absolute(output ?? directory ?? "."), outputIsDirectory: output == nil,
+                connections: connections, headers: header, checksum: checksum)
+            print(try target.call("POST", "/api/downloads", json: request, answer: QueueAPI.Created.self).id)
         }
     }
 
@@ -131,7 +134,7 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         var items = try target.downloads()
         if json {
-            for item in items { printJSONLine(item) }
+            for item in items { print(String(decoding: try QueueAPI.encoder.encode(item), as: UTF8.self)) }
             return
         }
         let live = isatty(1) == 1
@@ -142,14 +145,14 @@ struct ListCommand: ParsableCommand {
             let lines = table(items)
             for line in lines { print(line) }
             drawn = lines.count
-            let active = items.contains { ["queued", "running"].contains($0["state"] as? String) }
+            let active = items.contains(where: \.isActive)
             guard live, active else { return }
             Thread.sleep(forTimeInterval: 1)
             items = try target.downloads()
         }
     }
 
-    func table(_ items: [[String: Any]]) -> [String] {
+    func table(_ items: [QueueAPI.Item]) -> [String] {
         let widths = [-4, -8, 6, 10, 12, 7]  // negative: left-aligned
         func row(_ cells: [String], _ last: String) -> String {
             zip(cells, widths).map { cell, width in
@@ -159,14 +162,13 @@ struct ListCommand: ParsableCommand {
         }
         let header = row(["ID", "STATE", "DONE", "SIZE", "RATE", "ETA"], "FILE")
         return [header] + items.map { item in
-            let done = (item["bytes_done"] as? Int64) ?? (item["bytes_done"] as? Int).map(Int64.init)
-            let length = (item["length"] as? Int64) ?? (item["length"] as? Int).map(Int64.init)
+            let (done, length) = (item.bytesDone, item.length)
             let percent = done.flatMap { done in length.map { $0 > 0 ? String(format: "%.1f%%", Double(done) * 100 / Double($0)) : "100%" } } ?? "-"
-            let rate = (item["rate"] as? Double).map { Format.size(Int64($0)) + "/s" } ?? "-"
-            let eta = (item["eta"] as? Double).map(Format.duration) ?? "-"
-            var file = item["path"] as? String ?? item["url"] as? String ?? ""
-            if let error = item["error"] as? String { file += "  (\(error))" }
-            let cells = [item["id"] as? String ?? "?", item["state"] as? String ?? "?", percent, Format.size(length), rate, eta]
+            let rate = item.rate.map { Format.size(Int64($0)) + "/s" } ?? "-"
+            let eta = item.eta.map(Format.duration) ?? "-"
+            var file = item.path ?? item.url
+            if let error = item.error { file += "  (\(error))" }
+            let cells = [item.id, item.state, percent, Format.size(length), rate, eta]
             return row(cells, file)
         }
     }
@@ -177,14 +179,14 @@ struct PauseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause background downloads (they keep their data).")
     @Argument(help: "Download IDs.") var ids: [String]
     @OptionGroup var target: ServerLocation
-    func run() throws { for id in ids { _ = try target.call("POST", "/api/downloads/\(id)/pause") } }
+    func run() throws { for id in ids { try target.call("POST", "/api/downloads/\(id)/pause", answer: QueueAPI.Item.self) } }
 }
 
 struct ResumeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume paused or failed background downloads.")
     @Argument(help: "Download IDs.") var ids: [String]
     @OptionGroup var target: ServerLocation
-    func run() throws { for id in ids { _ = try target.call("POST", "/api/downloads/\(id)/resume") } }
+    func run() throws { for id in ids { try target.call("POST", "/api/downloads/\(id)/resume", answer: QueueAPI.Item.self) } }
 }
 
 struct RemoveCommand: ParsableCommand {
@@ -193,7 +195,9 @@ struct RemoveCommand: ParsableCommand {
     @Flag(help: "Also delete the partial data (NAME.part and NAME.vfetch).") var delete = false
     @OptionGroup var target: ServerLocation
     func run() throws {
-        for id in ids { _ = try target.call("DELETE", "/api/downloads/\(id)" + (delete ? "?delete=true" : "")) }
+        for id in ids {
+            try target.call("DELETE", "/api/downloads/\(id)" + (delete ? "?delete=true" : ""), answer: QueueAPI.Removed.self)
+        }
     }
 }
 
@@ -207,18 +211,16 @@ struct WaitCommand: ParsableCommand {
     func run() throws {
         while true {
             let items = try target.downloads()
-            let watched = ids.isEmpty ? items : items.filter { ids.contains($0["id"] as? String ?? "") }
-            let missing = ids.filter { id in !items.contains { $0["id"] as? String == id } }
+            let watched = ids.isEmpty ? items : items.filter { ids.contains($0.id) }
+            let missing = ids.filter { id in !items.contains { $0.id == id } }
             if !missing.isEmpty {
                 writeStandardError("vfetch: no download with ID \(missing.joined(separator: ", "))\n")
                 throw ExitCode(ExitStatus.failure.rawValue)
             }
-            let states = watched.map { $0["state"] as? String ?? "" }
+            let states = watched.map(\.state)
             if !states.contains("queued"), !states.contains("running"), ids.isEmpty || !states.contains("paused") {
-                let failed = watched.filter { $0["state"] as? String == "failed" }
-                for item in failed {
-                    writeStandardError("vfetch: \(item["id"] as? String ?? "?") failed: \(item["error"] as? String ?? "")\n")
-                }
+                let failed = watched.filter { $0.state == "failed" }
+                for item in failed { writeStandardError("vfetch: \(item.id) failed: \(item.error ?? "")\n") }
                 if !failed.isEmpty { throw ExitCode(ExitStatus.failure.rawValue) }
                 return
             }

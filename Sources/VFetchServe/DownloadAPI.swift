@@ -32,28 +32,28 @@ enum DownloadAPI {
         }
         switch (resource, method) {
         case ("settings", .GET):
-            return ok(await service.limits.value)
+            return ok(await service.limits)
         case ("settings", .PUT):
             return await settings(body, service)
         case ("downloads", .GET) where id == nil:
-            return ok(await service.list().value)
+            return ok(await service.list())
         case ("downloads", .POST) where id == nil:
             switch request(from: body) {
             case .failure(let refusal): return error(.badRequest, refusal.message)
-            case .success(let request): return answer(.created, ["id": await service.add(request)])
+            case .success(let request): return answer(.created, QueueAPI.Created(id: await service.add(request)))
             }
         case ("downloads", .GET) where verb == nil:
             guard let id, let item = await service.describe(id) else { return unknown(id) }
-            return ok(item.value)
+            return ok(item)
         case ("downloads", .POST) where verb == "pause" || verb == "resume":
             guard let id else { return unknown(id) }
             let known = verb == "pause" ? await service.pause(id) : await service.resume(id)
             guard known, let item = await service.describe(id) else { return unknown(id) }
-            return ok(item.value)
+            return ok(item)
         case ("downloads", .DELETE) where id != nil && verb == nil:
             let delete = query.first { $0.name == "delete" }?.value.map { ["1", "true", "yes"].contains($0) } ?? false
             guard let id, await service.remove(id, deleteData: delete) else { return unknown(id) }
-            return ok(["removed": id])
+            return ok(QueueAPI.Removed(removed: id))
         default:
             if verb != nil, verb != "pause", verb != "resume" {
                 return error(.notFound, "no such API path: /api/\(path.joined(separator: "/"))")
@@ -70,7 +70,7 @@ enum DownloadAPI {
         }
         if let problem = change.problem { return error(.badRequest, problem) }
         await service.setLimits(maxConcurrent: change.maxConcurrent, maxBytesPerSecond: change.maxBytesPerSecond)
-        return ok(await service.limits.value)
+        return ok(await service.limits)
     }
 
     struct Refusal: Error {
@@ -87,16 +87,16 @@ enum DownloadAPI {
         }
     }
 
-    static func ok(_ object: [String: Any]) -> Answer { answer(.ok, object) }
+    static func ok(_ body: some Encodable) -> Answer { answer(.ok, body) }
 
     static func unknown(_ id: String?) -> Answer { error(.notFound, "no download with ID \(id ?? "")") }
 
     static func error(_ status: HTTPResponseStatus, _ message: String) -> Answer {
-        answer(status, ["error": message])
+        answer(status, QueueAPI.Failure(error: message))
     }
 
-    static func answer(_ status: HTTPResponseStatus, _ object: [String: Any]) -> Answer {
-        let data = (try? JSONSerialization.data(withJSONObject: object.compactNulls, options: [.sortedKeys])) ?? Data()
+    static func answer(_ status: HTTPResponseStatus, _ body: some Encodable) -> Answer {
+        let data = (try? QueueAPI.encoder.encode(body)) ?? Data()
         return Answer(status: status, body: Array(data) + [10])
     }
 }

@@ -94,7 +94,7 @@ package actor DownloadService {
         if deleteData {
             if live[id] != nil { live[id]?.deleteWhenEnded = item } else { Self.deletePartialData(of: item) }
         }
-        broadcast("removed", ["id": id])
+        broadcast("removed", QueueAPI.Removed(removed: id))
         perform(actions)
         return true
     }
@@ -115,14 +115,14 @@ package actor DownloadService {
         save()
     }
 
-    package var limits: JSONObject {
-        JSONObject(["max_concurrent": queue.maxConcurrent, "max_bytes_per_second": queue.maxBytesPerSecond as Any])
+    package var limits: QueueAPI.Settings {
+        QueueAPI.Settings(maxConcurrent: queue.maxConcurrent, maxBytesPerSecond: queue.maxBytesPerSecond)
     }
 
     /// Every download, in queue order.
-    package func list() -> JSONObject { JSONObject(["downloads": queue.items.map(describe)]) }
+    package func list() -> QueueAPI.Items { QueueAPI.Items(downloads: queue.items.map(describe)) }
 
-    package func describe(_ id: String) -> JSONObject? { queue.item(id).map { JSONObject(describe($0)) } }
+    package func describe(_ id: String) -> QueueAPI.Item? { queue.item(id).map(describe) }
 
     /// Server-Sent Events frames (`event: …\ndata: {…}\n\n`) from now on, until the stream is dropped.
     package func subscribe() -> AsyncStream<String> {
@@ -202,7 +202,7 @@ package actor DownloadService {
             }
         case .notice(let message):
             // Such as a wait for the origin's Retry-After, which would otherwise look like a stall.
-            broadcast("notice", ["id": id, "message": redactingCredentials(in: message)])
+            broadcast("notice", QueueAPI.Notice(id: id, message: redactingCredentials(in: message)))
         case .finished, .streamProgress:
             break  // a queued URL that turns out to be a stream fails with `segmentedStream`
         }
@@ -246,37 +246,34 @@ package actor DownloadService {
 
     /// An item as the API shows it: without the URL's password (`queue.json` keeps it, to resume) and
     /// without the request's headers, which may carry credentials.
-    private func describe(_ item: DownloadQueue.Item) -> [String: Any] {
-        var object: [String: Any] = [
-            "id": item.id, "url": redactedURL(item.request.url), "state": item.state.rawValue,
-            "output": item.request.output, "path": item.path as Any,
-            "error": item.error.map { redactingCredentials(in: $0) } as Any,
-        ]
+    private func describe(_ item: DownloadQueue.Item) -> QueueAPI.Item {
+        var described = QueueAPI.Item(
+            id: item.id, url: redactedURL(item.request.url), state: item.state.rawValue, output: item.request.output,
+            path: item.path, error: item.error.map { redactingCredentials(in: $0) })
         if let now = live[item.id] {
-            object["bytes_done"] = now.bytesDone
-            object["length"] = now.length as Any
-            object["rate"] = now.rate
-            if let length = now.length, now.rate > 0 { object["eta"] = Double(length - now.bytesDone) / now.rate }
+            described.bytesDone = now.bytesDone
+            described.length = now.length
+            described.rate = now.rate
+            if let length = now.length, now.rate > 0 { described.eta = Double(length - now.bytesDone) / now.rate }
         } else if let path = item.path {
             if item.state == .done {
                 let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
-                object["bytes_done"] = size as Any
-                object["length"] = size as Any
+                described.bytesDone = size
+                described.length = size
             } else if let partial = try? PartialDownload(outputPath: path) {
-                object["bytes_done"] = partial.bytesDone
-                object["length"] = partial.length
+                described.bytesDone = partial.bytesDone
+                described.length = partial.length
             }
         }
-        return object
+        return described
     }
 
     private func announce(_ id: String) {
         if let item = queue.item(id) { broadcast("state", describe(item)) }
     }
 
-    private func broadcast(_ event: String, _ object: [String: Any]) {
-        guard !subscribers.isEmpty, let data = try? JSONSerialization.data(withJSONObject: object.compactNulls, options: [.sortedKeys])
-        else { return }
+    private func broadcast(_ event: String, _ body: some Encodable) {
+        guard !subscribers.isEmpty, let data = try? QueueAPI.encoder.encode(body) else { return }
         let frame = "event: \(event)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
         for continuation in subscribers.values { continuation.yield(frame) }
     }
@@ -301,12 +298,4 @@ package actor DownloadService {
         try? process.run()
     }
 
-}
-
-/// A JSON object on its way out of the actor.
-package struct JSONObject: @unchecked Sendable {
-    /// Unchecked: built fresh for each answer from strings, numbers, booleans, NSNull and arrays and
-    /// dictionaries of them, and never changed after; nothing in it is shared or mutable.
-    package let value: [String: Any]
-    package init(_ value: [String: Any]) { self.value = value }
 }
