@@ -20,13 +20,14 @@ import Darwin
             configuration.maxResponsesPerClient = 4
             configuration.retryAfter = 2
             origin.configuration = configuration
-            // Eight files, none limited on its own, each taking 16 s: all eight requests arrive while
+            // Eight files, none limited on its own, each taking a minute: all eight requests arrive while
             // the first four are under way, however slowly the curls start.
             var behavior = OriginBehavior()
             behavior.bytesPerSecond = 64 * Self.kib
             let paths = (0..<8).map { "/\($0).bin" }
-            for (index, path) in paths.enumerated() {
-                origin.publish(path, randomBytes(1 << 20, seed: UInt64(index)), behavior: behavior)
+            let bytes = randomBytes(4 << 20, seed: 0)
+            for path in paths {
+                origin.publish(path, bytes, behavior: behavior)  // one copy: arrays are shared until written
             }
             let runs = Dictionary(uniqueKeysWithValues: paths.map { path in (path, Task { try await curl([origin.url(path)]) }) })
             try await waitUntil { origin.requests.count == 8 }
@@ -53,7 +54,7 @@ import Darwin
             origin.configuration = configuration
             var behavior = OriginBehavior()
             behavior.bytesPerSecond = 64 * Self.kib
-            origin.publish("/slow.bin", randomBytes(1 << 20, seed: 1), behavior: behavior)  // 16 s
+            origin.publish("/slow.bin", randomBytes(4 << 20, seed: 1), behavior: behavior)  // a minute
             origin.publish("/other.bin", randomBytes(Self.kib, seed: 2))
             let slow = Task { try await curl([origin.url("/slow.bin")]) }
             try await waitUntil { origin.requests.count == 1 }
@@ -72,11 +73,13 @@ import Darwin
             var configuration = OriginConfiguration()
             configuration.linkBytesPerSecond = rate
             origin.configuration = configuration
+            // 16 MiB each, unthrottled per connection: none can end while the curls are still starting
+            // (8 s even alone on the link). The origin is watched for a second once all 16 responses are
+            // under way, then the curls are stopped.
+            let bytes = randomBytes(16 << 20, seed: 3)
             for index in 0..<16 {
-                origin.publish("/\(index).bin", randomBytes(1 << 20, seed: UInt64(index)))  // unthrottled per connection
+                origin.publish("/\(index).bin", bytes)  // one copy: arrays are shared until written
             }
-            // 16 MiB at 2 MiB/s would take 8 s: the origin is watched for a second once all 16 responses
-            // are under way, then the curls are stopped.
             let curls = Task { try await inParallel(16) { index in try await curl([origin.url("/\(index).bin")]) } }
             defer { curls.cancel() }
             try await waitUntil { origin.requests.count == 16 }
@@ -183,8 +186,14 @@ private func curl(_ arguments: [String]) async throws -> [Transfer] {
     let urls = arguments.filter { $0.hasPrefix("http://") }
     let discard = urls.flatMap { _ in ["-o", "/dev/null"] }
     let format = "%{http_code} %{time_starttransfer} %{time_total} %{size_download} %header{retry-after}\\n"
-    process.arguments = ["curl", "-s", "--noproxy", "*", "--max-time", "30", "-w", format] + discard + arguments
-    let output = Pipe()
+    process.arguments = ["curl", "-s", "--noproxy", "*", "--max-time", "60", "-w", format] + discard + arguments
+    // A file, not a pipe: reading a pipe to its end blocks a thread of the test process until every
+    // curl started meanwhile (holding a copy of its write end) has ended.
+    let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("vfetch-curl-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: outputFile) }
+    let output = try FileHandle(forWritingTo: outputFile)
+    defer { try? output.close() }
     process.standardOutput = output
     let exitCode: Int32 = try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
@@ -199,7 +208,7 @@ private func curl(_ arguments: [String]) async throws -> [Transfer] {
         // SIGKILL: curl inherits the test thread's signal mask, which blocks SIGTERM (`terminate()`).
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
     return text.split(separator: "\n").map { line in
         let fields = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         let field = { (index: Int) in fields.indices.contains(index) ? fields[index] : "" }
@@ -220,12 +229,13 @@ private func inParallel(_ count: Int, _ run: @escaping @Sendable (Int) async thr
     }
 }
 
-/// Polls `condition` every 10 ms until it holds, for 10 s at most.
+/// Polls `condition` every 10 ms until it holds, for 30 s at most (curls start slowly in a loaded
+/// test run).
 private func waitUntil(_ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
+    let deadline = ContinuousClock.now + .seconds(30)
     while try await !condition() {
         guard ContinuousClock.now < deadline else {
-            Issue.record("still not so after 10 s")
+            Issue.record("still not so after 30 s")
             return
         }
         try await Task.sleep(for: .milliseconds(10))
