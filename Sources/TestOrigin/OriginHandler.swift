@@ -24,12 +24,20 @@ final class OriginHandler: ChannelInboundHandler {
         var untilDrop: Int?
         /// Bytes still to send before the throttle applies.
         var burst: Int
+        /// The largest chunk one link booking may take (nil = no link cap).
+        var linkChunkSize: Int?
+        /// A chunk already through the throttle and booked on the link, waiting for its slot.
+        var bookedCount: Int? = nil
         var keepAlive: Bool
     }
 
     private let core: OriginCore
     private let connection: Int
+    /// The client's IP address, for `maxResponsesPerClient`.
+    private let client: String
     private var requestHead: HTTPRequestHead?
+    /// The answer held back by `latency`, if any.
+    private var delayedAnswer: Scheduled<Void>?
     private var stream: BodyStream?
     /// Per connection, so a throttle holds across keep-alive requests.
     private var bucket: TokenBucket?
@@ -38,9 +46,10 @@ final class OriginHandler: ChannelInboundHandler {
     /// Set while `pump` runs, to ignore re-entrant calls.
     private var isPumping = false
 
-    init(core: OriginCore, connection: Int) {
+    init(core: OriginCore, connection: Int, client: String) {
         self.core = core
         self.connection = connection
+        self.client = client
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -52,7 +61,13 @@ final class OriginHandler: ChannelInboundHandler {
         case .end:
             if let head = requestHead {
                 requestHead = nil
-                respond(to: head, context: context)
+                let latency = core.state.withLock { $0.configuration.latency }
+                guard latency > .zero else { return respond(to: head, context: context) }
+                let delay = TimeAmount.nanoseconds(Int64(latency / .nanoseconds(1)))
+                delayedAnswer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+                    delayedAnswer = nil
+                    respond(to: head, context: context)
+                }
             }
         }
     }
@@ -82,7 +97,7 @@ final class OriginHandler: ChannelInboundHandler {
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
         let path = String(head.uri.prefix { $0 != "?" })
         let request = RoutedRequest(
-            method: head.method.rawValue, path: path, headers: head.headers, connection: connection)
+            method: head.method.rawValue, path: path, headers: head.headers, connection: connection, client: client)
         let now = OriginCore.now()
         let plan = core.state.withLock { $0.respond(to: request, now: now) }
         if plan.closeWithoutAnswer {
@@ -101,7 +116,7 @@ final class OriginHandler: ChannelInboundHandler {
             .head(HTTPResponseHead(version: head.version, status: status, headers: headers)))
         if plan.body != nil && plan.dropAfterBytes == 0 {
             // The drop fault at byte 0: headers, then the connection goes away.
-            if let path = plan.body?.servedPath { core.state.withLock { $0.responseEnded(path) } }
+            if let path = plan.body?.servedPath { core.state.withLock { $0.responseEnded(path, client: client) } }
             closeAfter(context.writeAndFlush(responseHead), context: context)
             return
         }
@@ -118,14 +133,14 @@ final class OriginHandler: ChannelInboundHandler {
         if let body = plan.body {
             stream = BodyStream(
                 body: body, offset: body.range.lowerBound, untilDrop: plan.dropAfterBytes, burst: plan.burstBytes,
-                keepAlive: head.isKeepAlive)
+                linkChunkSize: plan.linkChunkSize, keepAlive: head.isKeepAlive)
             pump(context: context)
         } else {
             finish(context: context, keepAlive: head.isKeepAlive)
         }
     }
 
-    /// Writes body chunks while the channel is writable and the throttle allows, then arranges to
+    /// Writes body chunks while the channel is writable and the throttle and link allow, then arranges to
     /// be called again: by `channelWritabilityChanged`, a throttle timer, or a yield.
     private func pump(context: ChannelHandlerContext) {
         // A flush can fire channelWritabilityChanged synchronously and so re-enter here; the
@@ -140,23 +155,8 @@ final class OriginHandler: ChannelInboundHandler {
                 break
             }
             guard context.channel.isWritable else { return }  // back-pressure: wait for writability
-            var count = min(remaining, Self.chunkSize)
-            if let untilDrop = current.untilDrop {
-                count = min(count, untilDrop)
-            }
-            if current.burst > 0 {
-                count = min(count, current.burst)
-                current.burst -= count
-            } else if var throttle = bucket {
-                count = min(count, throttle.chunkSize)
-                let wait = throttle.take(count, now: .now())
-                bucket = throttle
-                if let wait {
-                    schedulePump(in: wait, context: context)
-                    return
-                }
-            } else if chunksWritten == Self.chunksPerTurn {
-                schedulePump(in: .zero, context: context)
+            guard let count = nextChunkSize(&current, remaining: remaining, chunksWritten: chunksWritten, context: context) else {
+                stream = current  // a chunk booked on the link, or burst bytes counted
                 return
             }
 
@@ -165,7 +165,14 @@ final class OriginHandler: ChannelInboundHandler {
             let part = wrapOutboundOut(.body(.byteBuffer(chunk)))
             if let path = current.body.servedPath {
                 let now = OriginCore.now()
-                core.state.withLock { $0.noteServed(path, count: count, now: now) }
+                let rate = core.state.withLock {
+                    $0.noteServed(path, count: count, now: now)
+                    return $0.changedRate
+                }
+                // `rateChange` reaches responses in flight at their next chunk.
+                if let rate, bucket?.bytesPerSecond != rate {
+                    bucket = TokenBucket(bytesPerSecond: rate, now: .now())
+                }
             }
             if current.untilDrop == count {
                 // The drop fault: cut the connection mid-body once these bytes are out.
@@ -182,6 +189,46 @@ final class OriginHandler: ChannelInboundHandler {
         guard let done = stream else { return }
         endStream()
         finish(context: context, keepAlive: done.keepAlive)
+    }
+
+    /// The size of the next chunk of `current` when the throttle and the link let it go now; otherwise
+    /// nil, having arranged for `pump` to be called again when they will.
+    private func nextChunkSize(
+        _ current: inout BodyStream, remaining: Int, chunksWritten: Int, context: ChannelHandlerContext
+    ) -> Int? {
+        if let booked = current.bookedCount {
+            current.bookedCount = nil  // its throttle tokens and link slot were taken before the wait
+            return booked
+        }
+        var count = min(remaining, Self.chunkSize)
+        if let untilDrop = current.untilDrop {
+            count = min(count, untilDrop)
+        }
+        if let linkChunkSize = current.linkChunkSize {
+            count = min(count, linkChunkSize)
+        }
+        if current.burst > 0 {
+            count = min(count, current.burst)
+            current.burst -= count
+        } else if var throttle = bucket {
+            count = min(count, throttle.chunkSize)
+            let wait = throttle.take(count, now: .now())
+            bucket = throttle
+            if let wait {
+                schedulePump(in: wait, context: context)
+                return nil
+            }
+        } else if chunksWritten == Self.chunksPerTurn {
+            schedulePump(in: .zero, context: context)
+            return nil
+        }
+        // The link is shared, so its slot is booked last, once the chunk is sure to go.
+        if current.linkChunkSize != nil, let wait = core.state.withLock({ $0.link?.book(count, now: .now()) }) {
+            current.bookedCount = count
+            schedulePump(in: wait, context: context)
+            return nil
+        }
+        return count
     }
 
     /// Closes the connection once `write` has completed, so the bytes before it reach the client.
@@ -206,7 +253,7 @@ final class OriginHandler: ChannelInboundHandler {
 
     /// Forgets the body being written, telling the origin its response is over.
     private func endStream() {
-        if let path = stream?.body.servedPath { core.state.withLock { $0.responseEnded(path) } }
+        if let path = stream?.body.servedPath { core.state.withLock { $0.responseEnded(path, client: client) } }
         stream = nil
     }
 
@@ -214,5 +261,7 @@ final class OriginHandler: ChannelInboundHandler {
         endStream()
         wakeUp?.cancel()
         wakeUp = nil
+        delayedAnswer?.cancel()
+        delayedAnswer = nil
     }
 }

@@ -8,6 +8,8 @@ struct RoutedRequest {
     var headers: HTTPHeaders
     /// The 1-based accept order of its TCP connection.
     var connection: Int
+    /// The client's IP address, for `maxResponsesPerClient`.
+    var client: String
 }
 
 /// The body of a planned response: a slice of a byte array (copy-on-write, so no copy is made).
@@ -31,6 +33,8 @@ struct ResponsePlan: Sendable {
     var bytesPerSecond: Int? = nil
     /// …after this many bytes sent at once.
     var burstBytes = 0
+    /// Write the body in chunks of at most this size, each booked on the shared link (nil = no link cap).
+    var linkChunkSize: Int? = nil
 
     /// A short `text/plain` answer.
     static func text(_ status: Int, _ message: String) -> ResponsePlan {
@@ -40,6 +44,20 @@ struct ResponsePlan: Sendable {
             "Content-Length": "\(bytes.count)",
         ]
         return ResponsePlan(status: status, headers: headers, body: ResponseBody(bytes: bytes, range: bytes.indices))
+    }
+
+    /// A refusal by a host at its limit: `status` (with `Retry-After` when given), or a reset.
+    static func refusal(status: Int, retryAfter: Int?, reset: Bool) -> ResponsePlan {
+        guard !reset else {
+            var plan = ResponsePlan(status: 0, headers: [:])
+            plan.closeWithoutAnswer = true
+            return plan
+        }
+        var plan = ResponsePlan.text(status, "temporarily unavailable")
+        if let seconds = retryAfter {
+            plan.headers.add(name: "Retry-After", value: "\(seconds)")
+        }
+        return plan
     }
 
     /// A 302 to `location`.
@@ -62,6 +80,7 @@ extension OriginState {
             // Same headers as GET, no body (NIO's encoder refuses body parts for HEAD).
             plan.body = nil
         }
+        plan.linkChunkSize = link?.chunkSize
         requests.append(
             OriginRequest(
                 method: request.method,
@@ -108,23 +127,22 @@ extension OriginState {
 
     /// The answer for the published file at `path`, after its fault switches.
     private mutating func serveFile(_ path: String, request: RoutedRequest) -> ResponsePlan {
+        // The host's limit comes first: a request it refuses never reaches the file (nor its counters).
+        let host = configuration
+        let clientAtLimit = host.maxResponsesPerClient.map { inFlightByClient[request.client, default: 0] >= $0 } ?? false
+        if clientAtLimit && (host.resetsBeyondLimit || request.method == "GET") {
+            return .refusal(status: host.failStatus, retryAfter: host.retryAfter, reset: host.resetsBeyondLimit)
+        }
         guard var file = files[path] else { return .text(404, "not found") }
         defer { files[path] = file }
         let behavior = file.behavior
         file.requestCount += 1
 
-        let overLimit = behavior.maxConcurrentResponses.map { file.inFlight >= $0 } ?? false
-        if overLimit, behavior.resetsBeyondLimit {
-            var plan = ResponsePlan(status: 0, headers: [:])
-            plan.closeWithoutAnswer = true
-            return plan
-        }
-        if file.requestCount <= behavior.failFirst || (overLimit && request.method == "GET") {
-            var plan = ResponsePlan.text(behavior.failStatus, "temporarily unavailable")
-            if let seconds = behavior.retryAfter {
-                plan.headers.add(name: "Retry-After", value: "\(seconds)")
-            }
-            return plan
+        let atLimit = behavior.maxConcurrentResponses.map { file.inFlight >= $0 } ?? false
+        let refused = atLimit && (behavior.resetsBeyondLimit || request.method == "GET")
+        if file.requestCount <= behavior.failFirst || refused {
+            let reset = refused && behavior.resetsBeyondLimit
+            return .refusal(status: behavior.failStatus, retryAfter: behavior.retryAfter, reset: reset)
         }
         if behavior.htmlErrorBody {
             var plan = ResponsePlan.text(200, Self.errorPage)
@@ -173,11 +191,12 @@ extension OriginState {
         }
 
         var plan = ResponsePlan(status: status, headers: headers)
-        plan.bytesPerSecond = behavior.bytesPerSecond(onConnection: request.connection)
+        plan.bytesPerSecond = changedRate ?? behavior.bytesPerSecond(onConnection: request.connection)
         if plan.bytesPerSecond != nil { plan.burstBytes = behavior.burstBytes ?? 0 }
         if !range.isEmpty && request.method == "GET" {
             plan.body = ResponseBody(bytes: file.bytes, range: range, servedPath: path)
             file.inFlight += 1
+            inFlightByClient[request.client, default: 0] += 1
             // Only a response the drop actually cuts short uses up one of `dropTimes`.
             if let drop = behavior.dropAfterBytes, drop < range.count, file.dropsDone < behavior.dropTimes {
                 file.dropsDone += 1

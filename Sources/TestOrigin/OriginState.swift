@@ -37,6 +37,19 @@ struct OriginState {
     /// Open child channels with their connection numbers, so handlers can learn their number
     /// and shutdown can close them.
     var openChannels: [ObjectIdentifier: (number: Int, channel: any Channel)] = [:]
+    /// The origin-wide switches; changing the link rate starts a fresh link.
+    var configuration = OriginConfiguration() {
+        didSet {
+            guard configuration.linkBytesPerSecond != link?.bytesPerSecond else { return }
+            link = configuration.linkBytesPerSecond.map { LinkPacer(bytesPerSecond: $0, now: .now()) }
+        }
+    }
+    /// The link every body write books its slot on (`linkBytesPerSecond`).
+    var link: LinkPacer?
+    /// Responses with a body being sent now per client address (for `maxResponsesPerClient`).
+    var inFlightByClient: [String: Int] = [:]
+    /// Body bytes written for all files so far, for `rateChange`.
+    var totalServedBytes = 0
     /// Bumped for every new content, so every content gets its own ETag.
     var contentVersion: UInt64 = 0
     /// Random per origin: two origins never hand out the same ETag or signed token.
@@ -68,13 +81,21 @@ struct OriginState {
         files[path] = file
     }
 
-    /// Counts `count` body bytes written for `path` and fires `changeAfterBytes` when due.
-    /// A response with a body for `path` ended, whole or cut short.
-    mutating func responseEnded(_ path: String) {
+    /// A response with a body for `path` to `client` ended, whole or cut short.
+    mutating func responseEnded(_ path: String, client: String) {
         files[path]?.inFlight -= 1
+        inFlightByClient[client, default: 0] -= 1
     }
 
+    /// The per-connection rate `rateChange` imposes by now, if it has fired.
+    var changedRate: Int? {
+        guard let change = configuration.rateChange, totalServedBytes >= change.afterBytes else { return nil }
+        return change.bytesPerSecond
+    }
+
+    /// Counts `count` body bytes written for `path` and fires `changeAfterBytes` when due.
     mutating func noteServed(_ path: String, count: Int, now: Double) {
+        totalServedBytes += count
         guard let file = files[path] else { return }
         files[path]?.servedBytes += count
         guard let threshold = file.behavior.changeAfterBytes, let next = file.nextBytes,

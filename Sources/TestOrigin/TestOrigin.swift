@@ -23,9 +23,12 @@ public final class TestOrigin: Sendable {
         self.port = port
     }
 
-    /// Starts listening on host:port (port 0 = ephemeral).
-    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestOrigin {
+    /// Starts listening on host:port (port 0 = ephemeral) with the origin-wide switches of `configuration`.
+    public static func start(
+        host: String = "127.0.0.1", port: Int = 0, configuration: OriginConfiguration = OriginConfiguration()
+    ) async throws -> TestOrigin {
         let core = OriginCore()
+        core.state.withLock { $0.configuration = configuration }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -38,8 +41,10 @@ public final class TestOrigin: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let connection = core.connectionNumber(of: channel)
+                    let client = channel.remoteAddress?.ipAddress ?? ""
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(OriginHandler(core: core, connection: connection))
+                    try channel.pipeline.syncOperations.addHandler(
+                        OriginHandler(core: core, connection: connection, client: client))
                 }
             }
             .bind(host: host, port: port)
@@ -80,6 +85,13 @@ public final class TestOrigin: Sendable {
             // A change still to come switches to content derived from the new bytes.
             state.files[path]?.nextBytes = hasPendingChange ? next : nil
         }
+    }
+
+    /// The origin-wide switches. Setting them takes effect from the next request on; a new `rateChange`
+    /// also reaches responses in flight, a new link cap only responses that start after it.
+    public var configuration: OriginConfiguration {
+        get { core.state.withLock { $0.configuration } }
+        set { core.state.withLock { $0.configuration = newValue } }
     }
 
     /// Changes how a published file is served, keeping its bytes, validators and counters.

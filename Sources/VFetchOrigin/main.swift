@@ -1,7 +1,13 @@
 // vfetch-origin: serves files over HTTP with the test origin, for demos and manual testing.
 //
 //   vfetch-origin [--host 127.0.0.1] [--port 8080] [--rate BYTES_PER_SEC] [--burst BYTES]
-//                 [--max-concurrent N] [--slow-every N --slow-rate BYTES_PER_SEC] FILE...
+//                 [--max-concurrent N] [--slow-every N --slow-rate BYTES_PER_SEC]
+//                 [--max-per-client N] [--link-rate BYTES_PER_SEC] [--latency MS]
+//                 [--rate-after BYTES:BYTES_PER_SEC] FILE...
+//
+// --rate, --burst, --max-concurrent and --slow-* apply to each file; --max-per-client (503 beyond),
+// --link-rate (all connections together), --latency (before every response) and --rate-after (every
+// connection's rate once the origin has sent BYTES) to the origin as a whole.
 //
 // Each FILE is served at /<basename>. Prints `listening on http://HOST:PORT` once ready and
 // serves until SIGINT or SIGTERM.
@@ -15,6 +21,7 @@ struct Options {
     var host = "127.0.0.1"
     var port = 8080
     var behavior = OriginBehavior()
+    var configuration = OriginConfiguration()
     var files: [String] = []
 }
 
@@ -23,7 +30,11 @@ struct UsageError: Error {
     var message: String
 }
 
-let usage = "usage: vfetch-origin [--host H] [--port P] [--rate B/S] [--burst B] [--max-concurrent N] [--slow-every N --slow-rate B/S] FILE..."
+let usage = """
+    usage: vfetch-origin [--host H] [--port P] [--rate B/S] [--burst B] [--max-concurrent N] \
+    [--slow-every N --slow-rate B/S] [--max-per-client N] [--link-rate B/S] [--latency MS] \
+    [--rate-after BYTES:B/S] FILE...
+    """
 
 func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
     var options = Options()
@@ -40,7 +51,9 @@ func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
     }
     func number(_ text: String, for name: String, range: ClosedRange<Int> = 1...Int.max) throws(UsageError) -> Int {
         guard let number = Int(text), range.contains(number) else {
-            let wanted = range.upperBound == .max ? "a positive whole number" : "a whole number in \(range)"
+            let wanted =
+                range.upperBound != .max ? "a whole number in \(range)"
+                : range.lowerBound == 0 ? "a whole number, 0 or more" : "a positive whole number"
             throw UsageError(message: "\(name) needs \(wanted), got '\(text)'")
         }
         return number
@@ -66,6 +79,19 @@ func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
             slowEvery = try number(value(for: name, inline: inline), for: name)
         case "--slow-rate":
             slowRate = try number(value(for: name, inline: inline), for: name)
+        case "--max-per-client":
+            options.configuration.maxResponsesPerClient = try number(value(for: name, inline: inline), for: name, range: 0...Int.max)
+        case "--link-rate":
+            options.configuration.linkBytesPerSecond = try number(value(for: name, inline: inline), for: name)
+        case "--latency":
+            options.configuration.latency = .milliseconds(try number(value(for: name, inline: inline), for: name, range: 0...3_600_000))
+        case "--rate-after":
+            let text = try value(for: name, inline: inline)
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let bytes = Int(parts[0]), bytes >= 0, let rate = Int(parts[1]), rate > 0 else {
+                throw UsageError(message: "\(name) needs BYTES:B/S (whole numbers, the rate positive), got '\(text)'")
+            }
+            options.configuration.rateChange = (afterBytes: bytes, bytesPerSecond: rate)
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -132,7 +158,7 @@ for file in options.files {
 
 let origin: TestOrigin
 do {
-    origin = try await TestOrigin.start(host: options.host, port: options.port)
+    origin = try await TestOrigin.start(host: options.host, port: options.port, configuration: options.configuration)
 } catch {
     fail("cannot listen on \(options.host):\(options.port): \(error)")
 }
