@@ -85,31 +85,64 @@ import VFetch
 
     @Test func twoDownloadsFromAHostThatAllowsFourShareItWithoutFailures() async throws {
         try await withOrigin { origin, directory in
-            let bytes = randomBytes(8 * Self.mib, seed: 44)
+            // nginx's limit_conn per client address: four responses at once over every file of the host.
+            var host = OriginConfiguration()
+            host.maxResponsesPerClient = 4
+            origin.configuration = host
             var behavior = OriginBehavior()
             behavior.bytesPerSecond = Self.mib
             behavior.burstBytes = 256 << 10
-            // Both download this file: its limit of four responses at once is the host's limit for the two.
-            behavior.maxConcurrentResponses = 4
-            origin.publish("/shared.bin", bytes, behavior: behavior)
+            let files = ["first": randomBytes(8 * Self.mib, seed: 44), "second": randomBytes(6 * Self.mib, seed: 45)]
+            for (name, bytes) in files { origin.publish("/\(name).bin", bytes, behavior: behavior) }
             var options = DownloadOptions()
             options.connections = 16
             options.retries = 1
-            let first = Task { await fetch(origin.url("/shared.bin"), to: .file(directory + "/first.bin"), options: options) }
+            let first = Task { await fetch(origin.url("/first.bin"), to: .file(directory + "/first.bin"), options: options) }
             // The second starts once the first has learned the limit and holds all four: its first request must
             // wait for a connection the first gives back, not be refused until its retries run out.
             try await Task.sleep(for: .milliseconds(700))
-            let second = await fetch(origin.url("/shared.bin"), to: .file(directory + "/second.bin"), options: options)
-            let firstSummary = try await first.value.result.get()
-            let secondSummary = try second.result.get()
-            for name in ["first", "second"] {
-                #expect(try sha256(file: directory + "/\(name).bin") == sha256(bytes))
-            }
-            #expect(firstSummary.retries == 0 && secondSummary.retries == 0)
-            let refused = origin.requests.filter { $0.status == 503 }.count
-            // The first's twelve extra connections, once, and rare tries above the limit; the second, which knows
-            // the limit from the first, is not refused (each learning it alone, they were refused 27 times).
-            #expect(refused <= 16, "\(refused) refusals")
+            let second = await fetch(origin.url("/second.bin"), to: .file(directory + "/second.bin"), options: options)
+            let summaries = [try await first.value.result.get(), try second.result.get()]
+            for (name, bytes) in files { #expect(try sha256(file: directory + "/\(name).bin") == sha256(bytes)) }
+            #expect(summaries.allSatisfy { $0.retries == 0 })
+            // The second knows the limit from the first: none of its requests is refused (each learning it alone,
+            // the second's extra connections were refused too). The first's twelve extra connections were, once.
+            let refused = origin.requests.filter { $0.status == 503 }
+            #expect(!refused.contains { $0.path == "/second.bin" }, "\(refused.count) refusals, of \(Set(refused.map(\.path)))")
+            #expect(refused.count <= 16)
+        }
+    }
+
+    @Test func anOriginThatStartsLimitingEachConnectionMidDownloadGetsMoreConnections() async throws {
+        try await withOrigin { origin, directory in
+            // Unlimited at first, so one connection is enough; then 512 KiB/s per connection, as a host under load.
+            var host = OriginConfiguration()
+            host.rateChange = (afterBytes: 20 * Self.mib, bytesPerSecond: 512 << 10)
+            origin.configuration = host
+            let bytes = randomBytes(28 * Self.mib, seed: 46)
+            origin.publish("/changing.bin", bytes)
+            var options = DownloadOptions()
+            options.connections = 8
+            let fetched = await fetch(origin.url("/changing.bin"), to: .file(directory + "/changing.bin"), options: options)
+            let summary = try fetched.result.get()
+            #expect(try sha256(file: directory + "/changing.bin") == sha256(bytes))
+            // Measured again once the rate collapsed: wide open, not left on the one or two connections of the start.
+            #expect(summary.peakConnections == 8, "peak \(summary.peakConnections) connections")
+        }
+    }
+
+    @Test func aDistantHostWithALinkCapIsFetchedWhole() async throws {
+        try await withOrigin { origin, directory in
+            var host = OriginConfiguration()
+            host.latency = .milliseconds(150)
+            host.linkBytesPerSecond = 8 * Self.mib
+            origin.configuration = host
+            let bytes = randomBytes(6 * Self.mib, seed: 47)
+            origin.publish("/far.bin", bytes)
+            let fetched = await fetch(origin.url("/far.bin"), to: .file(directory + "/far.bin"))
+            let summary = try fetched.result.get()
+            #expect(try sha256(file: directory + "/far.bin") == sha256(bytes))
+            #expect(summary.retries == 0)
         }
     }
 }
