@@ -71,6 +71,8 @@ let package = Package(
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
         .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin"]),
         .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
+        // The cache entry's state machine, driven directly.
+        .testTarget(name: "VFetchServeTests", dependencies: ["VFetchServe", "VFetch", "VFetchCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

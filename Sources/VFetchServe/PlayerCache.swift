@@ -79,7 +79,7 @@ package final class PlayerCache: Sendable {
         Task {  // disk work, off the event loop
             guard ((try? PartialDownload(outputPath: entry.path))?.bytesDone ?? 0) == 0 else { return }
             entries.withLock { entries in
-                guard entries[entry.id] === entry, !entry.isInUse else { return }
+                guard entries[entry.id] === entry, entry.evict() else { return }
                 entries[entry.id] = nil
                 directory.remove(entry.id)
             }
@@ -102,7 +102,8 @@ package final class PlayerCache: Sendable {
                     needed + (status.length.map { $0 - status.bytesPresent } ?? 2 * margin)
                 }
                 let target = settings.maxBytes - min(needed, 2 * margin)
-                let chosen = directory.evictions(sizes: sizes, maxBytes: target, inUse: inUse)
+                // An entry a reader took up since `inUse` was made stays (`evict` refuses it).
+                let chosen = directory.evictions(sizes: sizes, maxBytes: target, inUse: inUse).filter { entries[$0]?.evict() ?? true }
                 for id in chosen {
                     entries[id] = nil
                     directory.remove(id, sync: false)
