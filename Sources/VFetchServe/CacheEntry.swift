@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 import Synchronization
 import VFetch
 import VFetchCore
@@ -16,6 +17,8 @@ final class CacheEntry: Sendable {
     /// Where the download writes: `path.part`, with its manifest `path.vfetch`.
     let path: String
     private let options: DownloadOptions
+    /// Where the entry's blocking file reads run (see `PlayerCache.disk`).
+    private let disk: NIOThreadPool
     /// Called when a download ends, and with the bytes written as the file grows (the cache then
     /// checks its size).
     private let downloadEnded: @Sendable () -> Void
@@ -52,7 +55,8 @@ final class CacheEntry: Sendable {
 
     init(
         id: String, url: String, path: String, options: DownloadOptions, prefetch: ReaderDemand.Prefetch,
-        maxBytes: Int64, downloadEnded: @escaping @Sendable () -> Void, grew: @escaping @Sendable (Int64) -> Void
+        maxBytes: Int64, disk: NIOThreadPool, downloadEnded: @escaping @Sendable () -> Void,
+        grew: @escaping @Sendable (Int64) -> Void
     ) {
         self.id = id
         let settings = StateMachine<Opener, Waiter>.Settings(
@@ -60,6 +64,7 @@ final class CacheEntry: Sendable {
         state = Mutex(Locked(machine: StateMachine(url: url, settings: settings)))
         self.path = path
         self.options = options
+        self.disk = disk
         self.downloadEnded = downloadEnded
         self.grew = grew
     }
@@ -228,7 +233,7 @@ final class CacheEntry: Sendable {
             for await event in download.events {
                 if case .started(let info) = event { probed(info, version: version) }
             }
-            ended(version: version, await run.value)
+            await ended(version: version, await run.value)
         }
     }
 
@@ -250,11 +255,12 @@ final class CacheEntry: Sendable {
         if growth > 0 { grew(growth) }
     }
 
-    private func ended(version: Int, _ result: Result<DownloadSummary, DownloadError>) {
+    private func ended(version: Int, _ result: Result<DownloadSummary, DownloadError>) async {
         let error: DownloadError? = if case .failure(let error) = result { error } else { nil }
         var fileOnDisk: RemoteInfo?
         if let error, state.withLock({ $0.machine.needsFileOnDisk(endingFetch: version, with: error) }) {
-            fileOnDisk = RemoteInfo(finishedAt: path)
+            let path = path
+            fileOnDisk = try? await disk.runIfActive { RemoteInfo(finishedAt: path) }
         }
         let action = state.withLock { locked in
             let action = locked.machine.fetchEnded(version: version, error: error, fileOnDisk: fileOnDisk, now: .now)
