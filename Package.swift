@@ -71,6 +71,17 @@ let package = Package(
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
         .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin"]),
         .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
+        // The cache entry's state machine, driven directly, and the server's disk threads.
+        .testTarget(
+            name: "VFetchServeTests",
+            dependencies: [
+                "VFetchServe",
+                "VFetch",
+                "VFetchCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,56 +13,44 @@ package final class CacheServer: Sendable {
     private let cache: PlayerCache
     private let downloads: DownloadService
     private let channel: any Channel
-    private let threadPool: NIOThreadPool
     /// The port bound (the one asked for, or the one the system chose for 0).
     package let port: Int
     package let host: String
 
-    private init(
-        cache: PlayerCache, downloads: DownloadService, channel: any Channel, threadPool: NIOThreadPool, host: String,
-        port: Int
-    ) {
+    private init(cache: PlayerCache, downloads: DownloadService, channel: any Channel, host: String, port: Int) {
         self.cache = cache
         self.downloads = downloads
         self.channel = channel
-        self.threadPool = threadPool
         self.host = host
         self.port = port
     }
 
-    /// Listens on host:port; API clients must send `token`.
+    /// Listens on host:port; API clients must send `token`. Connections run on `group`'s event
+    /// loops; their disk work on the cache's `disk` threads.
     package static func start(
         cache: PlayerCache, downloads: DownloadService, token: String, host: String, port: Int,
-        crossOrigin: CrossOriginPolicy
+        crossOrigin: CrossOriginPolicy, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> CacheServer {
-        let threadPool = NIOThreadPool(numberOfThreads: 2)
-        threadPool.start()
         let hosts = HostAllowList()
         let connections = OpenConnections()
-        do {
-            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(
-                            PlayerConnection(
-                                cache: cache, threadPool: threadPool, downloads: downloads, token: token, hosts: hosts,
-                                connections: connections, crossOrigin: crossOrigin))
-                    }
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(
+                        PlayerConnection(
+                            cache: cache, downloads: downloads, token: token, hosts: hosts, connections: connections,
+                            crossOrigin: crossOrigin))
                 }
-                .bind(host: host, port: port)
-                .get()
-            let bound = channel.localAddress?.port ?? port
-            hosts.allow(listeningOn: host, port: bound)
-            return CacheServer(
-                cache: cache, downloads: downloads, channel: channel, threadPool: threadPool, host: host, port: bound)
-        } catch {
-            try? await threadPool.shutdownGracefully()
-            throw error
-        }
+            }
+            .bind(host: host, port: port)
+            .get()
+        let bound = channel.localAddress?.port ?? port
+        hosts.allow(listeningOn: host, port: bound)
+        return CacheServer(cache: cache, downloads: downloads, channel: channel, host: host, port: bound)
     }
 
     /// "http://HOST:PORT", for players.
@@ -76,7 +64,6 @@ package final class CacheServer: Sendable {
         try? await channel.close()
         await downloads.shutdown()
         await cache.shutdown()
-        try? await threadPool.shutdownGracefully()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Synchronization
 import VFetch
 import VFetchCore
@@ -10,11 +11,18 @@ package final class PlayerCache: Sendable {
         package var maxBytes: Int64 = 10 << 30
         package var prefetch = ReaderDemand.Prefetch.full
         package var download = DownloadOptions()
+        /// Threads for the cache's blocking disk work: enough for a few players' reads to go on
+        /// while a size check, an index save or a slow disk holds one.
+        package var diskThreads = 4
         package init() {}
     }
 
     package let directory: CacheDirectory
     package let settings: Settings
+    /// Where every blocking file operation of the server runs (reads for players, size checks,
+    /// evictions, index saves, manifests): off the event loops, which would stop answering, and off
+    /// Swift's cooperative pool, where a blocking call stalls unrelated tasks. Stopped by `shutdown`.
+    package let disk: NIOThreadPool
     private let entries = Mutex<[String: CacheEntry]>([:])
     /// Held while the cache's size is checked, one check at a time: whether the last one found it full.
     private let trimming = Mutex(false)
@@ -29,6 +37,16 @@ package final class PlayerCache: Sendable {
     package init(directory: CacheDirectory, settings: Settings) {
         self.directory = directory
         self.settings = settings
+        disk = NIOThreadPool(numberOfThreads: settings.diskThreads)
+        disk.start()
+    }
+
+    /// Runs blocking disk work on `disk`; nothing once it is stopped.
+    private func onDisk(_ work: @escaping @Sendable () -> Void) {
+        disk.submit { state in
+            guard case .active = state else { return }
+            work()
+        }
     }
 
     /// The entry for `key` (the URL unless the player gave one), made on first use; counts as an access.
@@ -38,11 +56,15 @@ package final class PlayerCache: Sendable {
             if let entry = entries[id] { return (entry, false) }
             let entry = CacheEntry(
                 id: id, url: url, path: directory.entryPath(id), options: settings.download, prefetch: settings.prefetch,
-                maxBytes: settings.maxBytes, downloadEnded: { [weak self] in self?.trim() }, grew: { [weak self] bytes in self?.grew(bytes) })
+                maxBytes: settings.maxBytes, disk: disk, downloadEnded: { [weak self] in
+                    guard let self else { return }
+                    onDisk { self.trim() }
+                },
+                grew: { [weak self] bytes in self?.grew(bytes) })
             entries[id] = entry
             return (entry, true)
         }
-        if isNew { Task { self.trim() } }  // disk work, off the event loop
+        if isNew { onDisk { self.trim() } }
         return entry
     }
 
@@ -76,10 +98,10 @@ package final class PlayerCache: Sendable {
             failures[key] = Failure(
                 message: message, exitStatus: exitStatus, until: now + Self.failureMemory, publicOnly: publicOnly)
         }
-        Task {  // disk work, off the event loop
+        onDisk { [self] in
             guard ((try? PartialDownload(outputPath: entry.path))?.bytesDone ?? 0) == 0 else { return }
             entries.withLock { entries in
-                guard entries[entry.id] === entry, !entry.isInUse else { return }
+                guard entries[entry.id] === entry, entry.evict() else { return }
                 entries[entry.id] = nil
                 directory.remove(entry.id)
             }
@@ -90,7 +112,8 @@ package final class PlayerCache: Sendable {
     /// entries nobody reads or writes are evicted first; when what the downloads still fetch would
     /// not fit, they fetch only what their readers ask for; within half a margin of the limit,
     /// nothing more (a player asking for a missing byte gets 507) until room is made. Checks run
-    /// every half margin of growth, so the files never pass the limit.
+    /// every half margin of growth, so the files never pass the limit. It waits on the disk: call
+    /// it on `disk`.
     package func trim() {
         trimming.withLock { full in
             let sizes = directory.diskUsage()
@@ -102,7 +125,8 @@ package final class PlayerCache: Sendable {
                     needed + (status.length.map { $0 - status.bytesPresent } ?? 2 * margin)
                 }
                 let target = settings.maxBytes - min(needed, 2 * margin)
-                let chosen = directory.evictions(sizes: sizes, maxBytes: target, inUse: inUse)
+                // An entry a reader took up since `inUse` was made stays (`evict` refuses it).
+                let chosen = directory.evictions(sizes: sizes, maxBytes: target, inUse: inUse).filter { entries[$0]?.evict() ?? true }
                 for id in chosen {
                     entries[id] = nil
                     directory.remove(id, sync: false)
@@ -135,22 +159,25 @@ package final class PlayerCache: Sendable {
             grown += bytes
             return grown >= margin / 2
         }
-        if due { Task { self.trim() } }  // disk work, off the download's thread
+        if due { onDisk { self.trim() } }
     }
 
     /// Saves the index and trims every few seconds, until cancelled.
     package func maintain() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(5))
-            trim()
-            directory.save()
+            try? await disk.runIfActive { [self] in
+                trim()
+                directory.save()
+            }
         }
     }
 
-    /// Stops every download (each checkpoints) and saves the index.
+    /// Stops every download (each checkpoints), saves the index and stops the disk's threads.
     package func shutdown() async {
         for entry in entries.withLock({ Array($0.values) }) { await entry.stop() }
-        directory.save()
+        try? await disk.runIfActive { [directory] in directory.save() }
+        try? await disk.shutdownGracefully()
     }
 
     /// `GET /status` as JSON: entries, bytes cached, readers, and per entry the playable time ranges.
@@ -162,10 +189,11 @@ package final class PlayerCache: Sendable {
 
     private func status() async -> [String: Any] {
         let live = entries.withLock { $0 }
+        let saved = (try? await disk.runIfActive { [directory] in directory.entries() }) ?? []
         var list: [[String: Any]] = []
         var totalCached: Int64 = 0
         var totalReaders = 0
-        for info in directory.entries() {
+        for info in saved {
             let now = live[info.id]?.status
             let present = now?.present ?? info.presentRanges
             let length = now?.length ?? info.length

@@ -35,7 +35,8 @@ final class PlayerConnection: ChannelInboundHandler {
     private static let maxRequestBody = 1 << 20
 
     private let cache: PlayerCache
-    private let threadPool: NIOThreadPool
+    /// Where the cache file is opened, read and closed: the cache's disk threads.
+    private let disk: NIOThreadPool
     private let downloads: DownloadService
     /// What API clients must send as `Authorization: Bearer TOKEN`.
     private let token: String
@@ -59,14 +60,14 @@ final class PlayerConnection: ChannelInboundHandler {
     static let idleTimeout: TimeAmount = .seconds(30)
 
     init(
-        cache: PlayerCache, threadPool: NIOThreadPool, downloads: DownloadService, token: String, hosts: HostAllowList,
-        connections: OpenConnections, crossOrigin: CrossOriginPolicy
+        cache: PlayerCache, downloads: DownloadService, token: String, hosts: HostAllowList, connections: OpenConnections,
+        crossOrigin: CrossOriginPolicy
     ) {
         self.hosts = hosts
         self.connections = connections
         self.crossOrigin = crossOrigin
         self.cache = cache
-        self.threadPool = threadPool
+        disk = cache.disk
         self.downloads = downloads
         self.token = token
     }
@@ -305,14 +306,26 @@ final class PlayerConnection: ChannelInboundHandler {
             let limit = humanSize(cache.settings.maxBytes)
             return fail(.insufficientStorage, "the cache is full (--max-cache-size \(limit)) with files being read", head, context)
         }
-        let file = open(entry.path + ".part", O_RDONLY | O_CLOEXEC)
-        guard file >= 0 else { return fail(.internalServerError, "cannot open the cache file", head, context) }
         commonHeaders(&headers, head)
-        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-        body = Body(
-            entry: entry, version: version, reader: entry.join(at: range.lowerBound), file: file, offset: range.lowerBound,
-            end: range.upperBound, keepAlive: head.isKeepAlive)
-        pump(context: context)
+        let response = HTTPResponseHead(version: head.version, status: status, headers: headers)
+        let (current, path) = (generation, entry.path + ".part")
+        disk.runIfActive(eventLoop: context.eventLoop) { () throws -> Int32 in
+            let file = open(path, O_RDONLY | O_CLOEXEC)
+            guard file >= 0 else { throw IOError(errnoCode: errno, reason: "open") }
+            return file
+        }.assumeIsolated().whenComplete { result in
+            guard case .success(let file) = result else {
+                guard current == self.generation, context.channel.isActive else { return }
+                return self.fail(.internalServerError, "cannot open the cache file", head, context)
+            }
+            // The connection went, or moved on, while the file opened.
+            guard current == self.generation, context.channel.isActive else { return self.closeOnDisk(file) }
+            context.writeAndFlush(self.wrapOutboundOut(.head(response)), promise: nil)
+            self.body = Body(
+                entry: entry, version: version, reader: entry.join(at: range.lowerBound), file: file,
+                offset: range.lowerBound, end: range.upperBound, keepAlive: head.isKeepAlive)
+            self.pump(context: context)
+        }
     }
 
     /// What the request's preconditions make of it (GET and HEAD are the only methods that get here).
@@ -417,7 +430,7 @@ final class PlayerConnection: ChannelInboundHandler {
         let count = Int(min(available, current.end - current.offset, Self.chunkSize))
         let (file, offset) = (current.file, current.offset)
         let allocator = context.channel.allocator
-        threadPool.runIfActive(eventLoop: context.eventLoop) { () throws -> ByteBuffer in
+        disk.runIfActive(eventLoop: context.eventLoop) { () throws -> ByteBuffer in
             var buffer = allocator.buffer(capacity: count)
             let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
                 max(0, pread(file, pointer.baseAddress!, count, off_t(offset)))
@@ -449,8 +462,13 @@ final class PlayerConnection: ChannelInboundHandler {
     private func endBody() {
         guard let current = body else { return }
         body = nil
-        close(current.file)
+        closeOnDisk(current.file)
         current.entry.leave(current.reader)
+    }
+
+    /// Closes a cache file on the disk threads (a close may wait on the disk), or here once they are stopped.
+    private func closeOnDisk(_ file: Int32) {
+        disk.submit { _ in close(file) }
     }
 
     // MARK: - Small answers
