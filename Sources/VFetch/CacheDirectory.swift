@@ -40,7 +40,7 @@ package final class CacheDirectory: Sendable {
         try Self.makePrivate(path)
         var fd: Int32 = -1
         if exclusive {
-            do { fd = try RegularFile.open(path + "/lock", O_RDWR | O_CREAT, mode: 0o600) } catch { throw .forOutput(error) }
+            do { fd = try RegularFile.open(SideFiles.lock(in: path), O_RDWR | O_CREAT, mode: 0o600) } catch { throw .forOutput(error) }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                 close(fd)
                 throw .busy(path + " (a vfetch serve uses this cache; stop it first)")
@@ -130,7 +130,7 @@ package final class CacheDirectory: Sendable {
             let entry = known[id]
             return EntryInfo(
                 id: id, key: entry?.key ?? "", url: entry?.url ?? manifest?.url ?? "", length: manifest?.length,
-                bytesCached: manifest?.bytesDone ?? 0, bytesOnDisk: Self.diskUsage(entryPath(id) + ".part"),
+                bytesCached: manifest?.bytesDone ?? 0, bytesOnDisk: Self.diskUsage(SideFiles(output: entryPath(id)).part),
                 lastAccess: entry?.lastAccess ?? 0, contentType: manifest?.contentType,
                 presentRanges: manifest?.presentRanges ?? [], failure: failure)
         }
@@ -139,9 +139,8 @@ package final class CacheDirectory: Sendable {
     /// The disk space each entry's data takes, by ID; cheaper than `entries()`, for size checks.
     package func diskUsage() -> [String: Int64] {
         var sizes: [String: Int64] = [:]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where name.hasSuffix(".part") {
-            let id = String(name.dropLast(".part".count))
-            if CacheIndex.isID(id) { sizes[id] = Self.diskUsage(path + "/" + name) }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            if let id = SideFiles.output(ofPart: name), CacheIndex.isID(id) { sizes[id] = Self.diskUsage(path + "/" + name) }
         }
         return sizes
     }
@@ -149,7 +148,7 @@ package final class CacheDirectory: Sendable {
     /// Deletes an entry's files and forgets it; `sync: false` leaves the directory's fsync to the caller.
     package func remove(_ id: String, sync: Bool = true) {
         let base = entryPath(id)
-        for suffix in [".part", ".vfetch", ".vfetch.tmp"] { unlink(base + suffix) }
+        for file in SideFiles(output: base).unfinished { unlink(file) }
         index.withLock { index in
             index.entries.entries[id] = nil
             index.dirty = true
@@ -202,11 +201,11 @@ package final class CacheDirectory: Sendable {
         }.joined()
         let file = path + "/token"
         let fd: Int32
-        do { fd = try RegularFile.create(file + ".tmp") } catch { throw .forOutput(error) }
+        do { fd = try RegularFile.create(SideFiles.temporary(for: file)) } catch { throw .forOutput(error) }
         let written = token.utf8CString.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress!, token.utf8.count) }
         fsync(fd)
         close(fd)
-        guard written == token.utf8.count, rename(file + ".tmp", file) == 0 else {
+        guard written == token.utf8.count, rename(SideFiles.temporary(for: file), file) == 0 else {
             throw DownloadError.forOutput(errno: errno, path: file)
         }
         return token

@@ -18,7 +18,7 @@ extension Engine {
         if OutputFile.exists(outputPath), !options.overwrite {
             throw OutputFile.isFinishedCopy(at: outputPath, of: remote) ? .alreadyComplete(outputPath) : .outputExists(outputPath)
         }
-        let part = try OutputFile(path: outputPath + ".part")
+        let part = try OutputFile(path: SideFiles(output: outputPath).part)
         file = part
         var resumed = ByteRangeSet()
         var created = Date()
@@ -86,7 +86,7 @@ extension Engine {
     /// wanted stops.
     func probeStart() -> Int64 {
         guard case .file(let path) = destination, !options.restart,
-            let data = try? RegularFile.contents(at: path + ".vfetch"),
+            let data = try? RegularFile.contents(at: SideFiles(output: path).manifest),
             let previous = try? Manifest(decoding: data), demand != nil || previous.url == url,
             let first = previous.savedRanges.ranges.first, first.lowerBound == 0, first.upperBound < previous.length
         else { return 0 }
@@ -111,7 +111,7 @@ extension Engine {
             return .failure(DiscardReason(reason))
         }
         guard part.size == previous.length else {
-            return .failure(DiscardReason("\(outputPath).part is not the size the manifest says"))
+            return .failure(DiscardReason("\(SideFiles(output: outputPath).part) is not the size the manifest says"))
         }
         return checkBlocks(of: previous, in: part).map { checkPartialBlocks(of: $0, in: part) }
     }
@@ -122,7 +122,7 @@ extension Engine {
     /// (a copy, a replacement), or a sample with a few differences, gets every block read, and what
     /// differs is fetched again. A sample with more differences than that keeps nothing.
     func checkBlocks(of previous: Manifest, in part: OutputFile) -> Result<Manifest, DiscardReason> {
-        let partPath = outputPath + ".part"
+        let partPath = SideFiles(output: outputPath).part
         let saved = previous.blocks.completedCount
         guard let identity = previous.part else {
             events.yield(.notice("\(manifestPath) was written by an earlier vfetch, without block tags: its \(saved) saved blocks are trusted this once"))
@@ -165,7 +165,7 @@ extension Engine {
         kept.forgetPartialBlocks { (try? part.tag(of: $0.range)) != $0.tag }
         let differing = previous.partialBlocks.count - kept.partialBlocks.count
         if differing > 0 {
-            events.yield(.notice("\(differing) of \(previous.partialBlocks.count) partial blocks of \(outputPath).part differ from what \(manifestPath) recorded; fetching them again"))
+            events.yield(.notice("\(differing) of \(previous.partialBlocks.count) partial blocks of \(SideFiles(output: outputPath).part) differ from what \(manifestPath) recorded; fetching them again"))
         }
         return kept
     }

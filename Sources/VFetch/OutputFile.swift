@@ -201,7 +201,7 @@ final class OutputFile {
 
     /// `replaceDurably`, returning the new file's descriptor, open for writing (the caller closes it).
     static func replaceDurablyKeepingOpen(_ path: String, with bytes: [UInt8]) throws(DownloadError) -> Int32 {
-        let temporary = path + ".tmp"
+        let temporary = SideFiles.temporary(for: path)
         let fd: Int32
         do { fd = try RegularFile.create(temporary) } catch { throw .forOutput(error) }
         var failure = RegularFile.write(bytes, to: fd)

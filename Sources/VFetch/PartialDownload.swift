@@ -18,7 +18,7 @@ public struct PartialDownload: Sendable, Equatable {
 
     /// Reads `<outputPath>.vfetch`.
     public init(outputPath: String) throws(DownloadError) {
-        let path = outputPath + ".vfetch"
+        let path = SideFiles(output: outputPath).manifest
         let data: [UInt8]
         do {
             data = try RegularFile.contents(at: path)

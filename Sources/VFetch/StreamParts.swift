@@ -16,7 +16,7 @@ final class StreamParts {
 
     /// Opens (or creates) the folder for `output` and locks it; refuses a link or a file in its place.
     init(output: String) throws(DownloadError) {
-        directory = output + ".parts"
+        directory = SideFiles(output: output).segments
         if mkdir(directory, 0o700) != 0, errno != EEXIST { throw .forOutput(errno: errno, path: directory) }
         var info = stat()
         guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else {
@@ -24,7 +24,7 @@ final class StreamParts {
         }
         chmod(directory, 0o700)
         do {
-            lock = try RegularFile.open(directory + "/lock", O_RDWR | O_CREAT)
+            lock = try RegularFile.open(SideFiles.lock(in: directory), O_RDWR | O_CREAT)
         } catch {
             throw .forOutput(error)
         }
@@ -36,7 +36,7 @@ final class StreamParts {
 
     deinit { close(lock) }
 
-    func path(of fetch: Int) -> String { directory + "/" + String(format: "%06d", fetch) }
+    func path(of fetch: Int) -> String { SideFiles.segment(fetch, in: directory) }
 
     /// Removes a parts folder and everything in it (only vfetch's own files are ever there).
     static func remove(_ directory: String) {
@@ -57,7 +57,7 @@ final class StreamParts {
 
     /// The fetches an earlier run kept for this exact list (its fingerprint), each checked against its file.
     func kept(fingerprint: String, fetches: Int) -> [StreamManifest.Kept] {
-        guard let bytes = try? RegularFile.contents(at: directory + "/manifest"),
+        guard let bytes = try? RegularFile.contents(at: SideFiles.segmentsManifest(in: directory)),
             let manifest = StreamManifest.decode(bytes), manifest.fingerprint == fingerprint, manifest.fetches == fetches
         else { return [] }
         return manifest.kept.filter { kept in
@@ -68,12 +68,12 @@ final class StreamParts {
 
     /// Writes the whole manifest (atomically), as a run starts.
     func save(_ manifest: StreamManifest) throws(DownloadError) {
-        try OutputFile.replaceDurably(directory + "/manifest", with: manifest.encoded())
+        try OutputFile.replaceDurably(SideFiles.segmentsManifest(in: directory), with: manifest.encoded())
     }
 
     /// Records one more kept fetch: an append, synced (its bytes were synced before).
     func append(_ entry: StreamManifest.Kept) throws(DownloadError) {
-        let path = directory + "/manifest"
+        let path = SideFiles.segmentsManifest(in: directory)
         let fd: Int32
         do { fd = try RegularFile.open(path, O_WRONLY | O_APPEND) } catch { throw .forOutput(error) }
         defer { close(fd) }

@@ -1,5 +1,6 @@
 import CAVFormat
 import VFetch
+import VFetchCore
 
 #if canImport(Glibc)
     import Glibc
@@ -27,7 +28,7 @@ final class RemuxFile {
     init(path: String) throws(MediaError) {
         if let kind = RegularFile.kind(at: path) { throw .cannotWrite("\(path) is \(kind), not a regular file") }
         self.path = path
-        temporaryPath = path + ".tmp"
+        temporaryPath = SideFiles.temporary(for: path)
         unlink(temporaryPath)  // a link or a leftover there is replaced, never followed
         do {
             descriptor = try RegularFile.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)

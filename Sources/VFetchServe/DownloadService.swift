@@ -290,7 +290,7 @@ package actor DownloadService {
 
     private static func deletePartialData(of item: DownloadQueue.Item) {
         guard let path = item.path ?? (item.request.outputIsDirectory ? nil : item.request.output) else { return }
-        for suffix in [".part", ".vfetch", ".vfetch.tmp"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for file in SideFiles(output: path).unfinished { try? FileManager.default.removeItem(atPath: file) }
     }
 
     private static func spawn(_ program: String, _ arguments: [String]) {

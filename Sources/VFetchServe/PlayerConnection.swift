@@ -305,7 +305,7 @@ final class PlayerConnection: ChannelInboundHandler {
             let limit = humanSize(cache.settings.maxBytes)
             return fail(.insufficientStorage, "the cache is full (--max-cache-size \(limit)) with files being read", head, context)
         }
-        let file = open(entry.path + ".part", O_RDONLY | O_CLOEXEC)
+        let file = open(SideFiles(output: entry.path).part, O_RDONLY | O_CLOEXEC)
         guard file >= 0 else { return fail(.internalServerError, "cannot open the cache file", head, context) }
         commonHeaders(&headers, head)
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
