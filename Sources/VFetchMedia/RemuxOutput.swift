@@ -26,12 +26,12 @@ final class RemuxFile {
     /// Creates the temporary file (as the umask says, like the download's own output), removing a
     /// stale one; refuses an output path that holds anything but a regular file.
     init(path: String) throws(MediaError) {
-        if let kind = RegularFile.kind(at: path) { throw .cannotWrite("\(path) is \(kind), not a regular file") }
+        if let kind = FileSystem.kind(at: path) { throw .cannotWrite("\(path) is \(kind), not a regular file") }
         self.path = path
         temporaryPath = SideFiles.temporary(for: path)
-        unlink(temporaryPath)  // a link or a leftover there is replaced, never followed
         do {
-            descriptor = try RegularFile.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+            // A link or a leftover there is replaced, never followed.
+            descriptor = try FileSystem.create(temporaryPath, mode: 0o644)
         } catch {
             throw .cannotWrite(error.description)
         }
@@ -39,41 +39,33 @@ final class RemuxFile {
 
     deinit {
         if descriptor >= 0 {
-            close(descriptor)
-            unlink(temporaryPath)
+            FileSystem.close(descriptor)
+            try? FileSystem.remove(temporaryPath)
         }
     }
 
     /// Answers one write callback: all of `bytes` at the position, or `AVERROR(errno)`.
     func write(_ bytes: UnsafeRawBufferPointer) -> Int32 {
-        var done = 0
-        while done < bytes.count {
-            let count = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(position) + off_t(done))
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                let code = count < 0 ? errno : EIO
-                writeError = writeError ?? code
-                return LibAV.error(code)
-            }
-            done += count
+        do {
+            try FileSystem.write(bytes, to: descriptor, at: position)
+        } catch {
+            writeError = writeError ?? error.rawValue
+            return LibAV.error(error.rawValue)
         }
-        position += Int64(done)
-        return Int32(done)
+        position += Int64(bytes.count)
+        return Int32(bytes.count)
     }
 
     /// Answers one seek callback: the new position, the size for `AVSEEK_SIZE`, or `AVERROR(EINVAL)`.
     func seek(to offset: Int64, whence: Int32) -> Int64 {
-        var status = stat()
-        if whence & AVSEEK_SIZE != 0 {
-            return fstat(descriptor, &status) == 0 ? Int64(status.st_size) : Int64(LibAV.error(errno))
-        }
+        if whence & AVSEEK_SIZE != 0 { return size() }
         let base: Int64
         switch whence & ~AVSEEK_FORCE {
         case SEEK_SET: base = 0
         case SEEK_CUR: base = position
         case SEEK_END:
-            guard fstat(descriptor, &status) == 0 else { return Int64(LibAV.error(errno)) }
-            base = Int64(status.st_size)
+            base = size()
+            guard base >= 0 else { return base }
         default: return Int64(LibAV.error(EINVAL))
         }
         let (target, overflow) = base.addingReportingOverflow(offset)
@@ -82,19 +74,26 @@ final class RemuxFile {
         return target
     }
 
+    /// The file's size so far, or `AVERROR(errno)`.
+    private func size() -> Int64 {
+        do { return try FileSystem.status(of: descriptor).size } catch { return Int64(LibAV.error(error.rawValue)) }
+    }
+
     /// Makes the file durable and renames it over the output, then makes the rename durable.
     func commit() throws(MediaError) {
-        let synced = fsync(descriptor) == 0 ? 0 : errno
-        close(descriptor)
+        var failure: Errno?
+        do { try FileSystem.sync(descriptor) } catch { failure = error }
+        FileSystem.close(descriptor)
         descriptor = -1
-        var failure = synced
-        if failure == 0, RegularFile.kind(at: path) != nil { failure = EEXIST }  // put there while remuxing
-        if failure == 0, rename(temporaryPath, path) != 0 { failure = errno }
-        guard failure == 0 else {
-            unlink(temporaryPath)
-            throw .cannotWrite("\(path): \(String(cString: strerror(failure)))")
+        if failure == nil, FileSystem.kind(at: path) != nil { failure = .exists }  // put there while remuxing
+        if failure == nil {
+            do { try FileSystem.rename(temporaryPath, to: path) } catch { failure = error }
         }
-        RegularFile.syncDirectory(of: path)
+        if let failure {
+            try? FileSystem.remove(temporaryPath)
+            throw .cannotWrite("\(path): \(failure)")
+        }
+        FileSystem.syncDirectory(of: path)
     }
 }
 

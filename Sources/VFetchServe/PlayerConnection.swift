@@ -305,7 +305,7 @@ final class PlayerConnection: ChannelInboundHandler {
             let limit = humanSize(cache.settings.maxBytes)
             return fail(.insufficientStorage, "the cache is full (--max-cache-size \(limit)) with files being read", head, context)
         }
-        let file = open(SideFiles(output: entry.path).part, O_RDONLY | O_CLOEXEC)
+        let file = (try? FileSystem.open(SideFiles(output: entry.path).part, .read, followingLinks: true)) ?? -1
         guard file >= 0 else { return fail(.internalServerError, "cannot open the cache file", head, context) }
         commonHeaders(&headers, head)
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
@@ -420,7 +420,7 @@ final class PlayerConnection: ChannelInboundHandler {
         threadPool.runIfActive(eventLoop: context.eventLoop) { () throws -> ByteBuffer in
             var buffer = allocator.buffer(capacity: count)
             let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
-                max(0, pread(file, pointer.baseAddress!, count, off_t(offset)))
+                (try? FileSystem.read(file, into: UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]), at: offset)) ?? 0
             }
             guard read == count else { throw IOError(errnoCode: EIO, reason: "short read of the cache file") }
             return buffer
@@ -449,7 +449,7 @@ final class PlayerConnection: ChannelInboundHandler {
     private func endBody() {
         guard let current = body else { return }
         body = nil
-        close(current.file)
+        FileSystem.close(current.file)
         current.entry.leave(current.reader)
     }
 
