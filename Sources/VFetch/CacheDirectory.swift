@@ -184,7 +184,7 @@ package final class CacheDirectory: Sendable {
             }
             guard let data else { return }
             do {
-                try replaceFileDurably(path + "/index.json", with: [UInt8](data))
+                try FileReplacement.write([UInt8](data), to: path + "/index.json")
             } catch {
                 index.withLock { $0.dirty = true }  // try again next time
             }
@@ -198,18 +198,7 @@ package final class CacheDirectory: Sendable {
         let token = (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.map {
             String(repeating: "0", count: 16 - $0.count) + $0
         }.joined()
-        let file = path + "/token"
-        let temporary = SideFiles.temporary(for: file)
-        let fd: Int32
-        do { fd = try FileSystem.create(temporary) } catch { throw .forOutput(error) }
-        defer { FileSystem.close(fd) }
-        do throws(Errno) {
-            try FileSystem.write(Array(token.utf8), to: fd)
-            try? FileSystem.sync(fd)
-            try FileSystem.rename(temporary, to: file)
-        } catch {
-            throw .forOutput(FileSystemError(error, path: file))
-        }
+        do { try FileReplacement.write(Array(token.utf8), to: path + "/token") } catch { throw .forOutput(error) }
         return token
     }
 

@@ -1,7 +1,7 @@
 import VFetchCore
 
 /// The manifest beside the side file (`NAME.vfetch`), written as its `ManifestJournal` says:
-/// replaced whole (a new private file renamed over it) or appended to. Each write is durable when
+/// replaced whole (a `FileReplacement`) or appended to. Each write is durable when
 /// it returns.
 ///
 /// Appends go to the descriptor of the file this process put in place, never to whatever the name
@@ -22,7 +22,14 @@ final class ManifestFile {
     func write(_ write: ManifestJournal.Write) throws(DownloadError) {
         switch write {
         case .replace(let bytes):
-            let fd = try OutputFile.replaceDurablyKeepingOpen(path, with: bytes)
+            let fd: Int32
+            do {
+                let replacement = try FileReplacement(replacing: path)
+                try replacement.write(bytes)
+                fd = try replacement.commitKeepingOpen()
+            } catch {
+                throw .forOutput(error)
+            }
             if descriptor >= 0 { FileSystem.close(descriptor) }
             descriptor = fd
             size = Int64(bytes.count)

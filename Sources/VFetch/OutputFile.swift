@@ -172,39 +172,10 @@ final class OutputFile {
         defer { FileSystem.close(fd) }
         return lock(fd) == .wouldBlock
     }
-
-    /// Writes `bytes` to `path` durably and atomically: a new private temporary file, fsync, rename over
-    /// (which replaces a link at `path`, never what it points to), fsync of the directory.
-    static func replaceDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
-        FileSystem.close(try replaceDurablyKeepingOpen(path, with: bytes))
-    }
-
-    /// `replaceDurably`, returning the new file's descriptor, open for writing (the caller closes it).
-    static func replaceDurablyKeepingOpen(_ path: String, with bytes: [UInt8]) throws(DownloadError) -> Int32 {
-        let temporary = SideFiles.temporary(for: path)
-        let fd: Int32
-        do { fd = try FileSystem.create(temporary) } catch { throw .forOutput(error) }
-        do throws(Errno) {
-            try FileSystem.write(bytes, to: fd)
-            try FileSystem.sync(fd)
-            try FileSystem.rename(temporary, to: path)
-        } catch {
-            FileSystem.close(fd)
-            try? FileSystem.remove(temporary)
-            throw .forOutput(FileSystemError(error, path: path))
-        }
-        FileSystem.syncDirectory(of: path)
-        return fd
-    }
 }
 
 @available(*, unavailable)
 extension OutputFile: Sendable {}
-
-/// Replaces a small file durably and atomically, as manifests are (for the queue and the index).
-package func replaceFileDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
-    try OutputFile.replaceDurably(path, with: bytes)
-}
 
 extension Range where Bound == Int64 {
     fileprivate var nilIfEmpty: Range? { isEmpty ? nil : self }

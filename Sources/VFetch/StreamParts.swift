@@ -69,7 +69,9 @@ final class StreamParts {
 
     /// Writes the whole manifest (atomically), as a run starts.
     func save(_ manifest: StreamManifest) throws(DownloadError) {
-        try OutputFile.replaceDurably(SideFiles.segmentsManifest(in: directory), with: manifest.encoded())
+        do { try FileReplacement.write(manifest.encoded(), to: SideFiles.segmentsManifest(in: directory)) } catch {
+            throw .forOutput(error)
+        }
     }
 
     /// Records one more kept fetch: an append, synced (its bytes were synced before).

@@ -8,16 +8,16 @@ import VFetchCore
     import Darwin
 #endif
 
-/// The file a remux writes: a new temporary file beside the output (`NAME.tmp`), renamed over the
-/// output only once the muxer has finished it and it is on disk, so a failed remux never leaves a
-/// file that looks complete. Removed when dropped without ``commit()``.
+/// The file a remux writes: a `FileReplacement` of the output, put in place only once the muxer has
+/// finished it, so a failed remux never leaves a file that looks complete. Its temporary file is
+/// removed when it is dropped without ``commit()``.
 ///
 /// Written at the muxer's positions: the MP4 and Matroska muxers seek back to fill in sizes.
 /// Confined to the thread that remuxes.
 final class RemuxFile {
     let path: String
-    let temporaryPath: String
-    private var descriptor: Int32
+    var temporaryPath: String { replacement.temporaryPath }
+    private let replacement: FileReplacement
     /// Where the muxer's next write goes.
     private var position: Int64 = 0
     /// The `errno` of the first failed write, which libavformat only sees as `AVERROR(errno)`.
@@ -28,26 +28,17 @@ final class RemuxFile {
     init(path: String) throws(MediaError) {
         if let kind = FileSystem.kind(at: path) { throw .cannotWrite("\(path) is \(kind), not a regular file") }
         self.path = path
-        temporaryPath = SideFiles.temporary(for: path)
         do {
-            // A link or a leftover there is replaced, never followed.
-            descriptor = try FileSystem.create(temporaryPath, mode: 0o644)
+            replacement = try FileReplacement(replacing: path, mode: 0o644)
         } catch {
             throw .cannotWrite(error.description)
-        }
-    }
-
-    deinit {
-        if descriptor >= 0 {
-            FileSystem.close(descriptor)
-            try? FileSystem.remove(temporaryPath)
         }
     }
 
     /// Answers one write callback: all of `bytes` at the position, or `AVERROR(errno)`.
     func write(_ bytes: UnsafeRawBufferPointer) -> Int32 {
         do {
-            try FileSystem.write(bytes, to: descriptor, at: position)
+            try FileSystem.write(bytes, to: replacement.descriptor, at: position)
         } catch {
             writeError = writeError ?? error.rawValue
             return LibAV.error(error.rawValue)
@@ -76,24 +67,17 @@ final class RemuxFile {
 
     /// The file's size so far, or `AVERROR(errno)`.
     private func size() -> Int64 {
-        do { return try FileSystem.status(of: descriptor).size } catch { return Int64(LibAV.error(error.rawValue)) }
+        do { return try FileSystem.status(of: replacement.descriptor).size } catch { return Int64(LibAV.error(error.rawValue)) }
     }
 
-    /// Makes the file durable and renames it over the output, then makes the rename durable.
+    /// Puts the file in place of the output, durably (see `FileReplacement`), unless something
+    /// other than a regular file was put there while remuxing.
     func commit() throws(MediaError) {
-        var failure: Errno?
-        do { try FileSystem.sync(descriptor) } catch { failure = error }
-        FileSystem.close(descriptor)
-        descriptor = -1
-        if failure == nil, FileSystem.kind(at: path) != nil { failure = .exists }  // put there while remuxing
-        if failure == nil {
-            do { try FileSystem.rename(temporaryPath, to: path) } catch { failure = error }
+        if FileSystem.kind(at: path) != nil {  // put there while remuxing
+            replacement.abandon()
+            throw .cannotWrite("\(path): \(Errno.exists)")
         }
-        if let failure {
-            try? FileSystem.remove(temporaryPath)
-            throw .cannotWrite("\(path): \(failure)")
-        }
-        FileSystem.syncDirectory(of: path)
+        do { try replacement.commit() } catch { throw .cannotWrite(error.description) }
     }
 }
 

@@ -285,7 +285,7 @@ package actor DownloadService {
 
     private func save() {
         guard let data = try? JSONEncoder().encode(queue) else { return }
-        try? replaceFileDurably(queuePath, with: [UInt8](data))
+        try? FileReplacement.write([UInt8](data), to: queuePath)
     }
 
     private static func deletePartialData(of item: DownloadQueue.Item) {
