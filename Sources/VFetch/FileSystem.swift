@@ -69,9 +69,10 @@ package enum FileSystem {
     /// Creates a new file at `path` (mode 0600 unless told), removing whatever stale entry had that
     /// name first: `unlink` removes a symbolic link itself, and `O_EXCL` fails rather than follow one
     /// that appears in between.
-    package static func create(_ path: String, _ access: Access = .write, mode: Mode = 0o600) throws(FileSystemError) -> Int32 {
+    /// Returns its descriptor, open for writing.
+    package static func create(_ path: String, mode: Mode = 0o600) throws(FileSystemError) -> Int32 {
         Glibc.unlink(path)
-        return try open(path, access, creating: mode, exclusive: true)
+        return try open(path, .write, creating: mode, exclusive: true)
     }
 
     /// Opens the directory at `path` (following links), for `fstat`, `fchmod` or `fsync`.
@@ -292,7 +293,7 @@ package enum FileSystem {
 
     /// Removes `path` and makes that durable; nothing there is no failure.
     package static func removeDurably(_ path: String) throws(FileSystemError) {
-        if unlink(path) != 0, errno != ENOENT { throw FileSystemError(.current, path: path) }
+        if unlink(path) != 0, Errno.current != .notFound { throw FileSystemError(.current, path: path) }
         syncDirectory(of: path)
     }
 

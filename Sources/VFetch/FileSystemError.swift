@@ -26,8 +26,6 @@ package struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringC
     package static let badDescriptor = Errno(rawValue: EBADF)
     /// `EIO`.
     package static let ioError = Errno(rawValue: EIO)
-    /// `EINVAL`.
-    package static let invalidArgument = Errno(rawValue: EINVAL)
 
     /// Whether there is no room left to write: the disk or the quota is full.
     package var isNoSpace: Bool { self == .noSpace || self == .quotaExceeded }
@@ -75,12 +73,6 @@ package enum FileSystemError: Error, Equatable, Sendable, CustomStringConvertibl
     /// A refusal of what is at `path`.
     package init(refusing kind: FileKind, at path: String) {
         self = kind == .symlink ? .symlink(path: path) : .notRegular(path: path, kind: kind)
-    }
-
-    package var path: String {
-        switch self {
-        case .symlink(let path), .notRegular(let path, _), .noSpace(let path, _), .system(let path, _): path
-        }
     }
 
     /// The failed call's `errno`; nil when what is at the path was refused.

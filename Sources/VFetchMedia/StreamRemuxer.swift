@@ -2,12 +2,6 @@ import CAVFormat
 import VFetch
 import VFetchCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Copies the streams of a downloaded segmented stream (HLS or DASH) into one media file, as
 /// `ffmpeg -c copy` does: no re-encoding, packets interleaved by decoding time, timestamps moved
 /// to start at zero and made to grow, and the bitstream filters the container needs (ADTS AAC in
