@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 import VFetchCore
@@ -40,9 +37,9 @@ package final class CacheDirectory: Sendable {
         try Self.makePrivate(path)
         var fd: Int32 = -1
         if exclusive {
-            do { fd = try RegularFile.open(path + "/lock", O_RDWR | O_CREAT, mode: 0o600) } catch { throw .forOutput(error) }
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-                close(fd)
+            do { fd = try FileSystem.open(SideFiles.lock(in: path), .readWrite, creating: 0o600) } catch { throw .forOutput(error) }
+            do { try FileSystem.lock(fd) } catch {
+                FileSystem.close(fd)
                 throw .busy(path + " (a vfetch serve uses this cache; stop it first)")
             }
         }
@@ -50,7 +47,7 @@ package final class CacheDirectory: Sendable {
         index = Mutex((Self.readIndex(path), false))
     }
 
-    deinit { if lockDescriptor >= 0 { close(lockDescriptor) } }
+    deinit { if lockDescriptor >= 0 { FileSystem.close(lockDescriptor) } }
 
     /// Makes `path` a directory only this user can enter: creates it (and missing parents) with mode
     /// 0700, tightens one of this user's that group or others may enter, and refuses one that belongs
@@ -66,21 +63,23 @@ package final class CacheDirectory: Sendable {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            mkdir(prefix, 0o700)  // EEXIST for those that are there
+            try? FileSystem.makeDirectory(prefix, mode: 0o700)  // EEXIST for those that are there
         }
-        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw .outputNotWritable("\(path): cannot create the cache directory (\(String(cString: strerror(errno))))")
+        let fd: Int32
+        do { fd = try FileSystem.openDirectory(path) } catch {
+            throw .outputNotWritable("\(path): cannot create the cache directory (\(error))")
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .forOutput(errno: errno, path: path) }
-        guard info.st_uid == geteuid() else {
+        defer { FileSystem.close(fd) }
+        let status: FileSystem.Status
+        do { status = try FileSystem.status(of: fd) } catch { throw .forOutput(FileSystemError(error, path: path)) }
+        guard status.isOwnedByThisUser else {
             throw .outputNotWritable(
-                "\(path) belongs to another user (uid \(info.st_uid)); vfetch keeps its token and credentials "
+                "\(path) belongs to another user (uid \(status.owner)); vfetch keeps its token and credentials "
                     + "in its cache directory: use one of your own (--cache-dir)")
         }
-        if info.st_mode & 0o077 != 0, fchmod(fd, 0o700) != 0 { throw .forOutput(errno: errno, path: path) }
+        if status.permissions & 0o077 != 0 {
+            do { try FileSystem.setPermissions(fd, 0o700) } catch { throw .forOutput(FileSystemError(error, path: path)) }
+        }
     }
 
     /// The default: `$XDG_CACHE_HOME/vfetch`, or `~/.cache/vfetch`.
@@ -130,7 +129,7 @@ package final class CacheDirectory: Sendable {
             let entry = known[id]
             return EntryInfo(
                 id: id, key: entry?.key ?? "", url: entry?.url ?? manifest?.url ?? "", length: manifest?.length,
-                bytesCached: manifest?.bytesDone ?? 0, bytesOnDisk: Self.diskUsage(entryPath(id) + ".part"),
+                bytesCached: manifest?.bytesDone ?? 0, bytesOnDisk: Self.diskUsage(SideFiles(output: entryPath(id)).part),
                 lastAccess: entry?.lastAccess ?? 0, contentType: manifest?.contentType,
                 presentRanges: manifest?.presentRanges ?? [], failure: failure)
         }
@@ -139,9 +138,8 @@ package final class CacheDirectory: Sendable {
     /// The disk space each entry's data takes, by ID; cheaper than `entries()`, for size checks.
     package func diskUsage() -> [String: Int64] {
         var sizes: [String: Int64] = [:]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where name.hasSuffix(".part") {
-            let id = String(name.dropLast(".part".count))
-            if CacheIndex.isID(id) { sizes[id] = Self.diskUsage(path + "/" + name) }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            if let id = SideFiles.output(ofPart: name), CacheIndex.isID(id) { sizes[id] = Self.diskUsage(path + "/" + name) }
         }
         return sizes
     }
@@ -149,16 +147,16 @@ package final class CacheDirectory: Sendable {
     /// Deletes an entry's files and forgets it; `sync: false` leaves the directory's fsync to the caller.
     package func remove(_ id: String, sync: Bool = true) {
         let base = entryPath(id)
-        for suffix in [".part", ".vfetch", ".vfetch.tmp"] { unlink(base + suffix) }
+        for file in SideFiles(output: base).unfinished { try? FileSystem.remove(file) }
         index.withLock { index in
             index.entries.entries[id] = nil
             index.dirty = true
         }
-        if sync { RegularFile.syncDirectory(of: base) }
+        if sync { FileSystem.syncDirectory(of: base) }
     }
 
     /// Makes removals durable.
-    package func sync() { RegularFile.syncDirectory(of: path + "/index.json") }
+    package func sync() { FileSystem.syncDirectory(of: path + "/index.json") }
 
     /// The evictions that fit the cache in `maxBytes`, least recently used first, never one in `inUse`.
     package func evictions(sizes: [String: Int64], maxBytes: Int64, inUse: Set<String>) -> [String] {
@@ -186,7 +184,7 @@ package final class CacheDirectory: Sendable {
             }
             guard let data else { return }
             do {
-                try replaceFileDurably(path + "/index.json", with: [UInt8](data))
+                try FileReplacement.write([UInt8](data), to: path + "/index.json")
             } catch {
                 index.withLock { $0.dirty = true }  // try again next time
             }
@@ -200,28 +198,20 @@ package final class CacheDirectory: Sendable {
         let token = (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.map {
             String(repeating: "0", count: 16 - $0.count) + $0
         }.joined()
-        let file = path + "/token"
-        let fd: Int32
-        do { fd = try RegularFile.create(file + ".tmp") } catch { throw .forOutput(error) }
-        let written = token.utf8CString.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress!, token.utf8.count) }
-        fsync(fd)
-        close(fd)
-        guard written == token.utf8.count, rename(file + ".tmp", file) == 0 else {
-            throw DownloadError.forOutput(errno: errno, path: file)
-        }
+        do { try FileReplacement.write(Array(token.utf8), to: path + "/token") } catch { throw .forOutput(error) }
         return token
     }
 
     /// The token of a cache directory's server, for clients; nil when there is none.
     package static func readToken(cacheDirectory: String) -> String? {
-        guard let data = try? RegularFile.contents(at: cacheDirectory + "/token") else { return nil }
+        guard let data = try? FileSystem.contents(at: cacheDirectory + "/token") else { return nil }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return token.isEmpty ? nil : token
     }
 
     private static func readIndex(_ path: String) -> CacheIndex {
         // A damaged index costs only access times and keys: the entries' own manifests stay valid.
-        guard let data = try? RegularFile.contents(at: path + "/index.json"),
+        guard let data = try? FileSystem.contents(at: path + "/index.json"),
             let index = try? CacheIndex(decoding: Data(data)), index.version == CacheIndex.formatVersion
         else { return CacheIndex() }
         return index
@@ -229,7 +219,6 @@ package final class CacheDirectory: Sendable {
 
     /// The space a (sparse) file takes on disk.
     static func diskUsage(_ path: String) -> Int64 {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int64(info.st_blocks) * 512 : 0
+        (try? FileSystem.status(at: path, followingLinks: true).allocatedBytes) ?? 0
     }
 }

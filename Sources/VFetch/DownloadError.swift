@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import VFetchCore
 
 /// Why a download stopped. Each case has its own exit code in the `vfetch` command.
@@ -78,18 +73,18 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    static func forOutput(errno code: Int32, path: String) -> DownloadError {
-        if code == ENOSPC || code == EDQUOT { return .diskFull(path) }
-        return .outputNotWritable("\(path): \(String(cString: strerror(code)))")
-    }
-
     /// Whole seconds as a person writes them; a fraction only where there is one.
     static func seconds(_ value: Double) -> String {
         value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    package static func forOutput(_ refusal: RegularFile.Refusal) -> DownloadError {
-        refusal.kind == nil ? forOutput(errno: refusal.code, path: refusal.path) : .outputNotWritable(refusal.description)
+    /// What a failure to write the output (or a side file) means to the user: a full disk has its
+    /// own case and exit code; anything else cannot be written, and says why.
+    package static func forOutput(_ error: FileSystemError) -> DownloadError {
+        switch error {
+        case .noSpace(let path, _): .diskFull(path)
+        case .system, .symlink, .notRegular: .outputNotWritable(error.description)
+        }
     }
 
     static func reason(_ status: Int) -> String {

@@ -15,15 +15,15 @@ extension Engine {
         // A device, FIFO, directory or link is never replaced, nor a link beside it written through.
         // (`OutputFile` refuses the same at `NAME.part`.)
         for path in [outputPath, manifestPath] { try OutputFile.refuseIrregular(path) }
-        if OutputFile.exists(outputPath), !options.overwrite {
+        if FileSystem.exists(outputPath), !options.overwrite {
             throw OutputFile.isFinishedCopy(at: outputPath, of: remote) ? .alreadyComplete(outputPath) : .outputExists(outputPath)
         }
-        let part = try OutputFile(path: outputPath + ".part")
+        let part = try OutputFile(path: SideFiles(output: outputPath).part)
         file = part
         var resumed = ByteRangeSet()
         var created = Date()
         var previousTags: (blockSize: Int64, tags: [Int: UInt32])?
-        if OutputFile.exists(manifestPath), !options.restart {
+        if FileSystem.exists(manifestPath), !options.restart {
             switch previousRun(for: remote, in: part) {
             case .success(let previous):
                 resumed = previous.savedRanges
@@ -35,8 +35,8 @@ extension Engine {
         }
         if resumed.isEmpty {
             // The old manifest goes before its bytes do: a crash in between must not leave it vouching for zeros.
-            if OutputFile.exists(manifestPath) {
-                try OutputFile.removeDurably(manifestPath)
+            if FileSystem.exists(manifestPath) {
+                do { try FileSystem.removeDurably(manifestPath) } catch { throw .forOutput(error) }
             }
             try part.setLength(0, preallocate: false)
         }
@@ -45,7 +45,7 @@ extension Engine {
         resumedBytes = resumed.count
         guard let length = remote.length, remote.acceptsRanges else {
             // Without ranges there is nothing to resume from: no manifest.
-            OutputFile.remove(manifestPath)
+            try? FileSystem.remove(manifestPath)
             return ByteRangeSet()
         }
         var blocks = BlockBitmap(length: length, blockSize: BlockBitmap.blockSize(forLength: length))
@@ -86,7 +86,7 @@ extension Engine {
     /// wanted stops.
     func probeStart() -> Int64 {
         guard case .file(let path) = destination, !options.restart,
-            let data = try? RegularFile.contents(at: path + ".vfetch"),
+            let data = try? FileSystem.contents(at: SideFiles(output: path).manifest),
             let previous = try? Manifest(decoding: data), demand != nil || previous.url == url,
             let first = previous.savedRanges.ranges.first, first.lowerBound == 0, first.upperBound < previous.length
         else { return 0 }
@@ -96,7 +96,7 @@ extension Engine {
     /// The manifest an earlier run left, if its bytes are this remote file's and still in `part`
     /// (less any blocks that are not); otherwise why not.
     func previousRun(for remote: RemoteFile, in part: OutputFile) -> Result<Manifest, DiscardReason> {
-        guard let data = try? RegularFile.contents(at: manifestPath) else {
+        guard let data = try? FileSystem.contents(at: manifestPath) else {
             return .failure(DiscardReason("cannot read \(manifestPath)"))
         }
         let previous: Manifest
@@ -111,7 +111,7 @@ extension Engine {
             return .failure(DiscardReason(reason))
         }
         guard part.size == previous.length else {
-            return .failure(DiscardReason("\(outputPath).part is not the size the manifest says"))
+            return .failure(DiscardReason("\(SideFiles(output: outputPath).part) is not the size the manifest says"))
         }
         return checkBlocks(of: previous, in: part).map { checkPartialBlocks(of: $0, in: part) }
     }
@@ -122,7 +122,7 @@ extension Engine {
     /// (a copy, a replacement), or a sample with a few differences, gets every block read, and what
     /// differs is fetched again. A sample with more differences than that keeps nothing.
     func checkBlocks(of previous: Manifest, in part: OutputFile) -> Result<Manifest, DiscardReason> {
-        let partPath = outputPath + ".part"
+        let partPath = SideFiles(output: outputPath).part
         let saved = previous.blocks.completedCount
         guard let identity = previous.part else {
             events.yield(.notice("\(manifestPath) was written by an earlier vfetch, without block tags: its \(saved) saved blocks are trusted this once"))
@@ -165,7 +165,7 @@ extension Engine {
         kept.forgetPartialBlocks { (try? part.tag(of: $0.range)) != $0.tag }
         let differing = previous.partialBlocks.count - kept.partialBlocks.count
         if differing > 0 {
-            events.yield(.notice("\(differing) of \(previous.partialBlocks.count) partial blocks of \(outputPath).part differ from what \(manifestPath) recorded; fetching them again"))
+            events.yield(.notice("\(differing) of \(previous.partialBlocks.count) partial blocks of \(SideFiles(output: outputPath).part) differ from what \(manifestPath) recorded; fetching them again"))
         }
         return kept
     }
@@ -252,7 +252,7 @@ extension Engine {
             file.stamp(lastModified: remote?.lastModified)
             try file.move(to: outputPath)
             manifestFile?.remove()
-            RegularFile.syncDirectory(of: outputPath)
+            FileSystem.syncDirectory(of: outputPath)
         }
         reportProgress(force: true)
         let summary = DownloadSummary(

@@ -24,7 +24,7 @@ extension Engine {
     /// (`--stream`, a player cache entry that prefetches), unless an earlier run saved bytes to reuse.
     var wantsTailAtOnce: Bool {
         guard demand.map({ $0.prefetch != .none }) ?? options.stream, options.connections > 1 else { return false }
-        if case .file(let path) = destination, !options.restart, OutputFile.exists(path + ".vfetch") { return false }
+        if case .file(let path) = destination, !options.restart, FileSystem.exists(SideFiles(output: path).manifest) { return false }
         return true
     }
 

@@ -29,7 +29,7 @@ final class Engine {
     /// cannot be resumed (no ranges).
     var journal: ManifestJournal?
     var manifestFile: ManifestFile?
-    var manifestPath: String { outputPath + ".vfetch" }
+    var manifestPath: String { SideFiles(output: outputPath).manifest }
     /// When the last checkpoint began, `bytesReceived` then, and how many seconds it took.
     var lastCheckpoint = (time: 0.0, bytes: Int64(0), cost: 0.0)
     /// Bytes taken from transfers in this run, buffered or written: what a crash now would lose.
@@ -96,7 +96,10 @@ final class Engine {
 
     func run() -> Result<DownloadSummary, DownloadError> {
         // Another vfetch writing there is refused at once, not after a round trip (the lock itself is taken later).
-        if case .file(let path) = destination, OutputFile.isLocked(path + ".part") { return .failure(.busy(path + ".part")) }
+        if case .file(let path) = destination {
+            let part = SideFiles(output: path).part
+            if OutputFile.isLocked(part) { return .failure(.busy(part)) }
+        }
         probeOffset = probeStart()
         signal.attach(multi.raw)
         hostClaim = HostConnections.shared.join(url: url, maximum: connectionLimit, maxRetryAfter: options.maxRetryWait)

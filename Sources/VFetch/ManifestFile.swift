@@ -1,13 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 import VFetchCore
 
 /// The manifest beside the side file (`NAME.vfetch`), written as its `ManifestJournal` says:
-/// replaced whole (a new private file renamed over it) or appended to. Each write is durable when
+/// replaced whole (a `FileReplacement`) or appended to. Each write is durable when
 /// it returns.
 ///
 /// Appends go to the descriptor of the file this process put in place, never to whatever the name
@@ -23,24 +17,32 @@ final class ManifestFile {
         self.path = path
     }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
+    deinit { if descriptor >= 0 { FileSystem.close(descriptor) } }
 
     func write(_ write: ManifestJournal.Write) throws(DownloadError) {
         switch write {
         case .replace(let bytes):
-            let fd = try OutputFile.replaceDurablyKeepingOpen(path, with: bytes)
-            if descriptor >= 0 { close(descriptor) }
+            let fd: Int32
+            do {
+                let replacement = try FileReplacement(replacing: path)
+                try replacement.write(bytes)
+                fd = try replacement.commitKeepingOpen()
+            } catch {
+                throw .forOutput(error)
+            }
+            if descriptor >= 0 { FileSystem.close(descriptor) }
             descriptor = fd
             size = Int64(bytes.count)
         case .append(let bytes):
-            guard descriptor >= 0 else { throw DownloadError.forOutput(errno: EBADF, path: path) }
+            guard descriptor >= 0 else { throw .forOutput(FileSystemError(.badDescriptor, path: path)) }
             // fdatasync covers the new size: an append is durable without the directory's sync.
-            var failure = RegularFile.write(bytes, to: descriptor, at: size)
-            if failure == 0, fdatasync(descriptor) != 0 { failure = errno }
-            guard failure == 0 else {
+            do throws(Errno) {
+                try FileSystem.write(bytes, to: descriptor, at: size)
+                try FileSystem.syncData(descriptor)
+            } catch {
                 // What a reader would take for a damaged update becomes a cut-short one, which it ignores.
-                _ = ftruncate(descriptor, off_t(size))
-                throw DownloadError.forOutput(errno: failure, path: path)
+                try? FileSystem.setLength(descriptor, size)
+                throw .forOutput(FileSystemError(error, path: path))
             }
             size += Int64(bytes.count)
         }
@@ -48,9 +50,9 @@ final class ManifestFile {
 
     /// Removes the manifest: the download is complete, or its bytes are being written anew.
     func remove() {
-        if descriptor >= 0 { close(descriptor) }
+        if descriptor >= 0 { FileSystem.close(descriptor) }
         descriptor = -1
-        OutputFile.remove(path)
+        try? FileSystem.remove(path)
     }
 }
 

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 import Foundation
 import VFetchCore
 
@@ -25,9 +19,9 @@ final class OutputFile {
     init(path: String) throws(DownloadError) {
         self.path = path
         let fd: Int32
-        do { fd = try RegularFile.open(path, O_RDWR | O_CREAT, mode: 0o644) } catch { throw .forOutput(error) }
-        guard Self.lock(fd) else {
-            close(fd)
+        do { fd = try FileSystem.open(path, .readWrite, creating: 0o644) } catch { throw .forOutput(error) }
+        guard Self.lock(fd) == nil else {
+            FileSystem.close(fd)
             throw .busy(path)
         }
         descriptor = fd
@@ -38,51 +32,50 @@ final class OutputFile {
     init(unnamedIn directory: String, prefix: String) throws(DownloadError) {
         let name = (directory.hasSuffix("/") ? directory : directory + "/") + prefix + UUID().uuidString
         path = name
-        do { descriptor = try RegularFile.open(name, O_RDWR | O_CREAT | O_EXCL) } catch { throw .forOutput(error) }
-        unlink(name)
+        do { descriptor = try FileSystem.open(name, .readWrite, creating: 0o600, exclusive: true) } catch { throw .forOutput(error) }
+        try? FileSystem.remove(name)
     }
 
     /// Takes the exclusive lock on `fd`, waiting up to half a second for a holder that is only passing:
     /// a child this process forks (a player, ffmpeg) keeps a copy of every descriptor, and so of a lock
-    /// just released with it, until it execs.
-    private static func lock(_ fd: Int32) -> Bool {
+    /// just released with it, until it execs. Nil once taken, else why not.
+    private static func lock(_ fd: Int32) -> Errno? {
         for attempt in 0..<25 {
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
-            guard errno == EWOULDBLOCK, attempt < 24 else { return false }
-            usleep(20_000)
+            do { try FileSystem.lock(fd) } catch {
+                guard error == .wouldBlock, attempt < 24 else { return error }
+                Thread.sleep(forTimeInterval: 0.02)
+                continue
+            }
+            return nil
         }
-        return false
+        return .wouldBlock
     }
 
     /// The file's current size.
-    var size: Int64 {
-        var info = stat()
-        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : -1
-    }
+    var size: Int64 { (try? FileSystem.status(of: descriptor).size) ?? -1 }
 
     /// Which file this is (device and inode), for the manifest to name: the descriptor's, so a
     /// file put in place of the name since it was opened is not mistaken for this one.
     func identity() throws(DownloadError) -> PartIdentity {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw DownloadError.forOutput(errno: errno, path: path) }
-        return PartIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        let status: FileSystem.Status
+        do { status = try FileSystem.status(of: descriptor) } catch { throw .forOutput(FileSystemError(error, path: path)) }
+        return PartIdentity(device: status.device, inode: status.inode)
     }
 
     /// Records which remote file this is, so that a later `get` to the same path sees it is current:
     /// its Last-Modified as the modification time, as `curl -R` and `wget` do.
     func stamp(lastModified: String?) {
         guard let modified = lastModified.flatMap(HTTPDate.parse) else { return }
-        _ = futimens(descriptor, [timespec(tv_sec: time(nil), tv_nsec: 0), timespec(tv_sec: modified, tv_nsec: 0)])
+        FileSystem.setModificationTime(descriptor, modified)
     }
 
     /// Whether the finished file at `path` is `remote`, as `stamp` recorded it: the same length and
     /// Last-Modified (as `wget -N` judges). Never true when the remote file gives no Last-Modified.
     static func isFinishedCopy(at path: String, of remote: RemoteFile) -> Bool {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let length = remote.length,
-            Int64(info.st_size) == length, let modified = remote.lastModified.flatMap(HTTPDate.parse)
+        guard let status = try? FileSystem.status(at: path), status.kind == .regular, let length = remote.length,
+            status.size == length, let modified = remote.lastModified.flatMap(HTTPDate.parse)
         else { return false }
-        return info.st_mtim.tv_sec == modified
+        return status.modified == modified
     }
 
     /// The `BlockTag` of the bytes in `range` as the file holds them now (fewer past its end).
@@ -114,44 +107,35 @@ final class OutputFile {
     /// Takes over what an earlier run left durable (from its manifest).
     func assumeWritten(_ ranges: ByteRangeSet) { written = ranges }
 
-    deinit { close(descriptor) }
+    deinit { FileSystem.close(descriptor) }
 
     /// Sets the final length, sparse (holes cost no disk), or allocated up front when `preallocate`.
     func setLength(_ length: Int64, preallocate: Bool) throws(DownloadError) {
         if length < size { written = ByteRangeSet(written.ranges.compactMap { $0.clamped(to: 0..<length).nilIfEmpty }) }
-        if ftruncate(descriptor, off_t(length)) != 0 { throw DownloadError.forOutput(errno: errno, path: path) }
-        if preallocate, length > 0 {
-            let result = posix_fallocate(descriptor, 0, off_t(length))
-            if result != 0 { throw DownloadError.forOutput(errno: result, path: path) }
+        do throws(Errno) {
+            try FileSystem.setLength(descriptor, length)
+            if preallocate, length > 0 { try FileSystem.allocate(descriptor, length: length) }
+        } catch {
+            throw .forOutput(FileSystemError(error, path: path))
         }
     }
 
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) {
-        var done = 0
-        while done < bytes.count {
-            let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw DownloadError.forOutput(errno: errno, path: path)
-            }
-            done += written
-        }
+        do { try FileSystem.write(bytes, to: descriptor, at: offset) } catch { throw .forOutput(FileSystemError(error, path: path)) }
         self.written.insert(offset..<(offset + Int64(bytes.count)))
         bytesWritten += Int64(bytes.count)
     }
 
     /// Makes written data durable (`fdatasync`).
     func sync() throws(DownloadError) {
-        if fdatasync(descriptor) != 0 { throw DownloadError.forOutput(errno: errno, path: path) }
+        do { try FileSystem.syncData(descriptor) } catch { throw .forOutput(FileSystemError(error, path: path)) }
     }
 
     /// Reads up to `count` bytes at `offset` into `buffer`; returns how many were read.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(DownloadError) -> Int {
-        while true {
-            let count = pread(descriptor, buffer.baseAddress!, buffer.count, off_t(offset))
-            if count >= 0 { return count }
-            if errno != EINTR { throw DownloadError.forOutput(errno: errno, path: path) }
+        do { return try FileSystem.read(descriptor, into: buffer, at: offset) } catch {
+            throw .forOutput(FileSystemError(error, path: path))
         }
     }
 
@@ -166,72 +150,32 @@ final class OutputFile {
     /// Renames the file over `destination` (atomic on one file system), provided its name still names
     /// this file (not a link put in its place since) and `destination` is a regular file or nothing.
     func move(to destination: String) throws(DownloadError) {
-        var opened = stat()
-        var named = stat()
-        guard fstat(descriptor, &opened) == 0, lstat(path, &named) == 0,
-            opened.st_dev == named.st_dev, opened.st_ino == named.st_ino
+        guard let opened = try? FileSystem.status(of: descriptor), let named = try? FileSystem.status(at: path),
+            opened.device == named.device, opened.inode == named.inode
         else { throw .outputNotWritable("\(path) was replaced while vfetch was writing it") }
         try Self.refuseIrregular(destination)
-        if rename(path, destination) != 0 { throw DownloadError.forOutput(errno: errno, path: destination) }
+        do { try FileSystem.rename(path, to: destination) } catch { throw .forOutput(FileSystemError(error, path: destination)) }
     }
 
     /// Throws unless `path` is a regular file or nothing: vfetch never replaces a device, a FIFO, a
     /// socket, a directory or a symbolic link.
     static func refuseIrregular(_ path: String) throws(DownloadError) {
-        if let kind = RegularFile.kind(at: path) { throw .forOutput(RegularFile.Refusal(path: path, code: 0, kind: kind)) }
+        if let kind = FileSystem.kind(at: path) { throw .forOutput(FileSystemError(refusing: kind, at: path)) }
     }
 
     /// A second descriptor of the file, for a reader of its own (the caller closes it).
-    func duplicateDescriptor() -> Int32 { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) }
-
-    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    func duplicateDescriptor() -> Int32 { FileSystem.duplicate(descriptor) }
 
     /// Whether another process holds the lock of an existing file at `path`.
     static func isLocked(_ path: String) -> Bool {
-        guard let fd = try? RegularFile.open(path, O_RDONLY) else { return false }
-        defer { close(fd) }
-        return !lock(fd) && errno == EWOULDBLOCK
-    }
-
-    /// Writes `bytes` to `path` durably and atomically: a new private temporary file, fsync, rename over
-    /// (which replaces a link at `path`, never what it points to), fsync of the directory.
-    static func replaceDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
-        close(try replaceDurablyKeepingOpen(path, with: bytes))
-    }
-
-    /// `replaceDurably`, returning the new file's descriptor, open for writing (the caller closes it).
-    static func replaceDurablyKeepingOpen(_ path: String, with bytes: [UInt8]) throws(DownloadError) -> Int32 {
-        let temporary = path + ".tmp"
-        let fd: Int32
-        do { fd = try RegularFile.create(temporary) } catch { throw .forOutput(error) }
-        var failure = RegularFile.write(bytes, to: fd)
-        if failure == 0, fsync(fd) != 0 { failure = errno }
-        if failure == 0, rename(temporary, path) != 0 { failure = errno }
-        guard failure == 0 else {
-            close(fd)
-            unlink(temporary)
-            throw DownloadError.forOutput(errno: failure, path: path)
-        }
-        RegularFile.syncDirectory(of: path)
-        return fd
-    }
-
-    static func remove(_ path: String) { unlink(path) }
-
-    /// Removes `path` and makes that durable; fails if it cannot be removed.
-    static func removeDurably(_ path: String) throws(DownloadError) {
-        if unlink(path) != 0, errno != ENOENT { throw DownloadError.forOutput(errno: errno, path: path) }
-        RegularFile.syncDirectory(of: path)
+        guard let fd = try? FileSystem.open(path, .read) else { return false }
+        defer { FileSystem.close(fd) }
+        return lock(fd) == .wouldBlock
     }
 }
 
 @available(*, unavailable)
 extension OutputFile: Sendable {}
-
-/// Replaces a small file durably and atomically, as manifests are (for the queue and the index).
-package func replaceFileDurably(_ path: String, with bytes: [UInt8]) throws(DownloadError) {
-    try OutputFile.replaceDurably(path, with: bytes)
-}
 
 extension Range where Bound == Int64 {
     fileprivate var nilIfEmpty: Range? { isEmpty ? nil : self }

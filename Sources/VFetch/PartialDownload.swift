@@ -18,13 +18,13 @@ public struct PartialDownload: Sendable, Equatable {
 
     /// Reads `<outputPath>.vfetch`.
     public init(outputPath: String) throws(DownloadError) {
-        let path = outputPath + ".vfetch"
+        let path = SideFiles(output: outputPath).manifest
         let data: [UInt8]
         do {
-            data = try RegularFile.contents(at: path)
+            data = try FileSystem.contents(at: path)
         } catch {
             // Never a FIFO (whose read would block), a device or a link in its place.
-            throw error.kind == nil ? .noDownload(outputPath) : .badManifest(error.description)
+            throw error.errno != nil ? .noDownload(outputPath) : .badManifest(error.description)
         }
         let manifest: Manifest
         do {

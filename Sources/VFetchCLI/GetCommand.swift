@@ -106,7 +106,7 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .customLong("skip-unavailable"), help: "HLS/DASH: leave out segments that fail after retries, and say which, instead of failing.")
     var skipUnavailable = false
 
-    @Flag(name: .customLong("keep-segments"), help: "HLS/DASH: keep the fetched segments in NAME.parts/ after the remux.")
+    @Flag(name: .customLong("keep-segments"), help: "HLS/DASH: keep the fetched segments in \(SideFiles(output: "NAME").segments)/ after the remux.")
     var keepSegments = false
 
     @Option(help: "Live HLS/DASH: stop recording after this many seconds of media (otherwise at Ctrl-C or the stream's end).")

@@ -29,13 +29,13 @@ struct InfoCommand: AsyncParsableCommand {
             return
         }
         if !isURL, !FileManager.default.fileExists(atPath: target),
-            !FileManager.default.fileExists(atPath: target + ".vfetch")
+            !FileManager.default.fileExists(atPath: SideFiles(output: target).manifest)
         {
             writeStandardError("vfetch: \(target) does not exist\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
         // A FIFO would block the probe's first read for ever; a device or directory is no media file.
-        if !isURL, let kind = RegularFile.kind(at: target, followingLinks: true) {
+        if !isURL, let kind = FileSystem.kind(at: target, followingLinks: true) {
             writeStandardError("vfetch: \(target) is \(kind), not a regular file\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
@@ -57,8 +57,8 @@ struct InfoCommand: AsyncParsableCommand {
 
     /// The manifest of an unfinished stream download whose output is `path` (or `path` is its parts folder).
     private func streamParts(of path: String) -> StreamManifest? {
-        let folder = path.hasSuffix(".parts") ? path : path + ".parts"
-        guard let bytes = try? RegularFile.contents(at: folder + "/manifest") else { return nil }
+        let folder = SideFiles.segments(named: path)
+        guard let bytes = try? FileSystem.contents(at: SideFiles.segmentsManifest(in: folder)) else { return nil }
         return StreamManifest.decode(bytes)
     }
 

@@ -105,7 +105,7 @@ struct PlayCommand: ParsableCommand {
         do throws(DownloadError) {
             try CacheDirectory.makePrivate(location.cacheDirectory)
             // A new private file in place of any old one; a link there is replaced, not followed.
-            do { logFile = try RegularFile.create(location.cacheDirectory + "/serve.log") } catch { throw .forOutput(error) }
+            do { logFile = try FileSystem.create(location.cacheDirectory + "/serve.log") } catch { throw .forOutput(error) }
         } catch {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)

@@ -1,5 +1,6 @@
 import Synchronization
 import VFetch
+import VFetchCore
 import VFetchMedia
 
 /// For `get --stream`: probes the part file about once a second, so progress can say how far a
@@ -21,7 +22,7 @@ final class PlayableTracker: Sendable {
         state.withLock { state in
             switch event {
             case .started(let info):
-                state.path = info.outputPath + ".part"
+                state.path = SideFiles(output: info.outputPath).part
                 state.length = info.length
             case .progress(let progress): state.saved = progress.doneRanges
             default: break

@@ -192,7 +192,7 @@ struct ResumeCommand: ParsableCommand {
 struct RemoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Cancel and forget background downloads.")
     @Argument(help: "Download IDs.") var ids: [String]
-    @Flag(help: "Also delete the partial data (NAME.part and NAME.vfetch).") var delete = false
+    @Flag(help: "Also delete the partial data (\(SideFiles(output: "NAME").part) and \(SideFiles(output: "NAME").manifest)).") var delete = false
     @OptionGroup var target: ServerLocation
     func run() throws {
         for id in ids {

@@ -156,7 +156,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let record: [String: Any] = ["url": server.baseURL, "host": host, "port": server.port, "pid": Int(getpid())]
         if let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) {
-            try? replaceFileDurably(location.serverFile, with: [UInt8](data))  // private, as the cache's other files
+            try? FileReplacement.write([UInt8](data), to: location.serverFile)  // private, as the cache's other files
         }
         FileHandle.standardOutput.write(Data("vfetch serve: \(server.baseURL) (cache \(location.cacheDirectory))\n".utf8))
         await downloads.start()

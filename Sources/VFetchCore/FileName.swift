@@ -34,7 +34,7 @@ package enum FileName {
 
     /// The longest name vfetch gives a file, in UTF-8 bytes: NAME_MAX (255) less the longest suffix of a file
     /// kept beside it (`NAME.part`, `NAME.vfetch`, and `NAME.vfetch.tmp` while the manifest is replaced).
-    package static let maxBytes = 255 - ".vfetch.tmp".utf8.count
+    package static let maxBytes = 255 - SideFiles.longestSuffixBytes
 
     /// An extension this long at most (without its dot) is kept when a name is cut: `.mp4`, `.webm`, `.m2ts`.
     static let maxExtensionBytes = 10

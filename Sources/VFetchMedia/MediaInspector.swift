@@ -52,15 +52,15 @@ public enum MediaInspector {
         let present: [Range<Int64>]
         if let output = unfinishedDownload(named: path) {
             let partial = try PartialDownload(outputPath: output)
-            (data, length, present) = (output + ".part", partial.length, partial.presentRanges)
+            (data, length, present) = (SideFiles(output: output).part, partial.length, partial.presentRanges)
         } else {
             guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber else {
                 throw DownloadError.noDownload(path)
             }
-            if path.hasSuffix(".part"), PartialFile.hasHoles(path) {
+            if let output = SideFiles.output(ofPart: path), PartialFile.hasHoles(path) {
                 // A sparse side file without its manifest: which of its bytes arrived cannot be known.
                 throw DownloadError.badManifest(
-                    "\(path.dropLast(".part".count)).vfetch is missing, so which bytes of \(path) were saved cannot be known")
+                    "\(SideFiles(output: output).manifest) is missing, so which bytes of \(path) were saved cannot be known")
             }
             (data, length, present) = (path, size.int64Value, [0..<size.int64Value])
         }
@@ -70,11 +70,8 @@ public enum MediaInspector {
     /// The output path of the unfinished download `path` names (the output path itself, its
     /// `NAME.part` or its `NAME.vfetch`), when that download's manifest is there.
     static func unfinishedDownload(named path: String) -> String? {
-        var candidates = [path]
-        for suffix in [".part", ".vfetch"] where path.hasSuffix(suffix) && path.count > suffix.count {
-            candidates.append(String(path.dropLast(suffix.count)))
-        }
-        return candidates.first { FileManager.default.fileExists(atPath: $0 + ".vfetch") }
+        let candidates = [path] + (SideFiles.output(ofSideFile: path).map { [$0] } ?? [])
+        return candidates.first { FileManager.default.fileExists(atPath: SideFiles(output: $0).manifest) }
     }
 
     /// A remote file: fetches the head, then only the index it needs (an MP4 `moov` wherever it is,

@@ -1,12 +1,6 @@
 import VFetch
 import VFetchCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A file on disk of which only some byte ranges are present, such as a download's sparse
 /// `NAME.part` file: reads answer present bytes and report the missing run otherwise.
 public final class PartialFile: MediaByteSource, Sendable {
@@ -22,9 +16,9 @@ public final class PartialFile: MediaByteSource, Sendable {
     public convenience init(path: String, length: Int64, present: [Range<Int64>]) throws(MediaError) {
         let descriptor: Int32
         do {
-            descriptor = try RegularFile.open(path, O_RDONLY, followingLinks: true)
+            descriptor = try FileSystem.open(path, .read, followingLinks: true)
         } catch {
-            throw .invalidData(error.kind == nil ? "cannot open \(error)" : error.description)
+            throw .invalidData(error.errno != nil ? "cannot open \(error)" : error.description)
         }
         self.init(descriptor: descriptor, path: path, length: length, present: present)
     }
@@ -39,34 +33,23 @@ public final class PartialFile: MediaByteSource, Sendable {
 
     /// Opens a complete file: every byte up to its current size is present.
     public convenience init(path: String) throws(MediaError) {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            throw .invalidData("cannot open \(path): \(String(cString: strerror(errno)))")
+        let length: Int64
+        do { length = try FileSystem.status(at: path, followingLinks: true).size } catch {
+            throw .invalidData("cannot open \(path): \(error)")
         }
-        let length = Int64(status.st_size)
         try self.init(path: path, length: length, present: [0..<length])
     }
 
     deinit {
-        close(descriptor)
+        FileSystem.close(descriptor)
     }
 
     /// Whether the regular file at `path` has a hole (a run never written, in a sparse file).
-    /// The corresponding call is `lseek` with `SEEK_HOLE`.
     public static func hasHoles(_ path: String) -> Bool {
-        guard let descriptor = try? RegularFile.open(path, O_RDONLY, followingLinks: true) else { return false }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return false }
-        // Glibc's module hides SEEK_HOLE (it needs _GNU_SOURCE). Where holes are not supported, the
-        // whole file counts as data and the answer is the file's size: no hole.
-        #if os(Linux)
-            let seekHole: Int32 = 4
-        #else
-            let seekHole = SEEK_HOLE
-        #endif
-        let hole = lseek(descriptor, 0, seekHole)
-        return hole >= 0 && hole < status.st_size
+        guard let descriptor = try? FileSystem.open(path, .read, followingLinks: true) else { return false }
+        defer { FileSystem.close(descriptor) }
+        guard let size = try? FileSystem.status(of: descriptor).size else { return false }
+        return FileSystem.hasHole(descriptor, before: size)
     }
 
     /// Reads present bytes at `offset` with `pread`, never past the present run that holds it.
@@ -80,12 +63,9 @@ public final class PartialFile: MediaByteSource, Sendable {
             return .missing(offset..<(next < present.count ? present[next].lowerBound : length))
         }
         let count = Int(min(Int64(buffer.count), present[next].upperBound - offset))
-        while true {
-            let read = pread(descriptor, buffer.baseAddress, count, off_t(offset))
-            if read > 0 { return .bytes(read) }
-            if read < 0, errno == EINTR { continue }
-            return .aborted
-        }
+        let read = try? FileSystem.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]), at: offset)
+        guard let read, read > 0 else { return .aborted }
+        return .bytes(read)
     }
 
     /// The index of the first present run that ends after `offset`.

@@ -1,5 +1,6 @@
 import CAVFormat
 import VFetch
+import VFetchCore
 
 #if canImport(Glibc)
     import Glibc
@@ -7,16 +8,16 @@ import VFetch
     import Darwin
 #endif
 
-/// The file a remux writes: a new temporary file beside the output (`NAME.tmp`), renamed over the
-/// output only once the muxer has finished it and it is on disk, so a failed remux never leaves a
-/// file that looks complete. Removed when dropped without ``commit()``.
+/// The file a remux writes: a `FileReplacement` of the output, put in place only once the muxer has
+/// finished it, so a failed remux never leaves a file that looks complete. Its temporary file is
+/// removed when it is dropped without ``commit()``.
 ///
 /// Written at the muxer's positions: the MP4 and Matroska muxers seek back to fill in sizes.
 /// Confined to the thread that remuxes.
 final class RemuxFile {
     let path: String
-    let temporaryPath: String
-    private var descriptor: Int32
+    var temporaryPath: String { replacement.temporaryPath }
+    private let replacement: FileReplacement
     /// Where the muxer's next write goes.
     private var position: Int64 = 0
     /// The `errno` of the first failed write, which libavformat only sees as `AVERROR(errno)`.
@@ -25,54 +26,37 @@ final class RemuxFile {
     /// Creates the temporary file (as the umask says, like the download's own output), removing a
     /// stale one; refuses an output path that holds anything but a regular file.
     init(path: String) throws(MediaError) {
-        if let kind = RegularFile.kind(at: path) { throw .cannotWrite("\(path) is \(kind), not a regular file") }
+        if let kind = FileSystem.kind(at: path) { throw .cannotWrite("\(path) is \(kind), not a regular file") }
         self.path = path
-        temporaryPath = path + ".tmp"
-        unlink(temporaryPath)  // a link or a leftover there is replaced, never followed
         do {
-            descriptor = try RegularFile.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+            replacement = try FileReplacement(replacing: path, mode: 0o644)
         } catch {
             throw .cannotWrite(error.description)
         }
     }
 
-    deinit {
-        if descriptor >= 0 {
-            close(descriptor)
-            unlink(temporaryPath)
-        }
-    }
-
     /// Answers one write callback: all of `bytes` at the position, or `AVERROR(errno)`.
     func write(_ bytes: UnsafeRawBufferPointer) -> Int32 {
-        var done = 0
-        while done < bytes.count {
-            let count = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(position) + off_t(done))
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                let code = count < 0 ? errno : EIO
-                writeError = writeError ?? code
-                return LibAV.error(code)
-            }
-            done += count
+        do {
+            try FileSystem.write(bytes, to: replacement.descriptor, at: position)
+        } catch {
+            writeError = writeError ?? error.rawValue
+            return LibAV.error(error.rawValue)
         }
-        position += Int64(done)
-        return Int32(done)
+        position += Int64(bytes.count)
+        return Int32(bytes.count)
     }
 
     /// Answers one seek callback: the new position, the size for `AVSEEK_SIZE`, or `AVERROR(EINVAL)`.
     func seek(to offset: Int64, whence: Int32) -> Int64 {
-        var status = stat()
-        if whence & AVSEEK_SIZE != 0 {
-            return fstat(descriptor, &status) == 0 ? Int64(status.st_size) : Int64(LibAV.error(errno))
-        }
+        if whence & AVSEEK_SIZE != 0 { return size() }
         let base: Int64
         switch whence & ~AVSEEK_FORCE {
         case SEEK_SET: base = 0
         case SEEK_CUR: base = position
         case SEEK_END:
-            guard fstat(descriptor, &status) == 0 else { return Int64(LibAV.error(errno)) }
-            base = Int64(status.st_size)
+            base = size()
+            guard base >= 0 else { return base }
         default: return Int64(LibAV.error(EINVAL))
         }
         let (target, overflow) = base.addingReportingOverflow(offset)
@@ -81,19 +65,19 @@ final class RemuxFile {
         return target
     }
 
-    /// Makes the file durable and renames it over the output, then makes the rename durable.
+    /// The file's size so far, or `AVERROR(errno)`.
+    private func size() -> Int64 {
+        do { return try FileSystem.status(of: replacement.descriptor).size } catch { return Int64(LibAV.error(error.rawValue)) }
+    }
+
+    /// Puts the file in place of the output, durably (see `FileReplacement`), unless something
+    /// other than a regular file was put there while remuxing.
     func commit() throws(MediaError) {
-        let synced = fsync(descriptor) == 0 ? 0 : errno
-        close(descriptor)
-        descriptor = -1
-        var failure = synced
-        if failure == 0, RegularFile.kind(at: path) != nil { failure = EEXIST }  // put there while remuxing
-        if failure == 0, rename(temporaryPath, path) != 0 { failure = errno }
-        guard failure == 0 else {
-            unlink(temporaryPath)
-            throw .cannotWrite("\(path): \(String(cString: strerror(failure)))")
+        if FileSystem.kind(at: path) != nil {  // put there while remuxing
+            replacement.abandon()
+            throw .cannotWrite("\(path): \(Errno.exists)")
         }
-        RegularFile.syncDirectory(of: path)
+        do { try replacement.commit() } catch { throw .cannotWrite(error.description) }
     }
 }
 

@@ -1,12 +1,6 @@
 import VFetch
 import VFetchCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The files of one track of a segmented stream (an initialization section, then its segments in
 /// play order) read as one byte stream, as a demuxer expects them: no concatenated copy is made.
 ///
@@ -41,7 +35,7 @@ final class SegmentChain: MediaByteSource {
     }
 
     deinit {
-        if let current { close(current.descriptor) }
+        if let current { FileSystem.close(current.descriptor) }
     }
 
     var length: Int64 { starts[starts.count - 1] }
@@ -71,16 +65,14 @@ final class SegmentChain: MediaByteSource {
         guard let descriptor = open(index) else { return .aborted }
         let within = offset - starts[index]
         let want = Int(min(Int64(buffer.count), starts[index + 1] - offset))
-        while true {
-            let count = pread(descriptor, buffer.baseAddress!, want, off_t(within))
+        do {
+            let count = try FileSystem.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]), at: within)
             if count > 0 { return .bytes(count) }
-            if count < 0, errno == EINTR { continue }
-            failure =
-                count == 0
-                ? "\(describe(file: index)) became shorter while it was read"
-                : "cannot read \(describe(file: index)): \(String(cString: strerror(errno)))"
-            return .aborted
+            failure = "\(describe(file: index)) became shorter while it was read"
+        } catch {
+            failure = "cannot read \(describe(file: index)): \(error)"
         }
+        return .aborted
     }
 
     /// Checks that every file is whole and framed as the first one is (MPEG-TS packets or MP4
@@ -118,10 +110,10 @@ final class SegmentChain: MediaByteSource {
     /// The open descriptor of file `index`, closing the one open before.
     private func open(_ index: Int) -> Int32? {
         if let current, current.index == index { return current.descriptor }
-        if let current { close(current.descriptor) }
+        if let current { FileSystem.close(current.descriptor) }
         current = nil
         do {
-            let descriptor = try RegularFile.open(paths[index], O_RDONLY)
+            let descriptor = try FileSystem.open(paths[index], .read)
             current = (index, descriptor)
             return descriptor
         } catch {
@@ -133,16 +125,14 @@ final class SegmentChain: MediaByteSource {
     private static func size(of path: String) throws(MediaError) -> Int64 {
         let descriptor: Int32
         do {
-            descriptor = try RegularFile.open(path, O_RDONLY)
+            descriptor = try FileSystem.open(path, .read)
         } catch {
             throw .invalidData("cannot open \(error)")
         }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            throw .invalidData("cannot read \(path): \(String(cString: strerror(errno)))")
+        defer { FileSystem.close(descriptor) }
+        do { return try FileSystem.status(of: descriptor).size } catch {
+            throw .invalidData("cannot read \(path): \(error)")
         }
-        return Int64(status.st_size)
     }
 }
 

@@ -1,11 +1,6 @@
 import CAVFormat
+import VFetch
 import VFetchCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Copies the streams of a downloaded segmented stream (HLS or DASH) into one media file, as
 /// `ffmpeg -c copy` does: no re-encoding, packets interleaved by decoding time, timestamps moved
@@ -62,7 +57,7 @@ public enum StreamRemuxer {
         } catch {
             throw failure(error, file: file, what: "cannot finish the \(formatName) file")
         }
-        if let code = file.writeError { throw .cannotWrite("\(output): \(String(cString: strerror(code)))") }
+        if let code = file.writeError { throw .cannotWrite("\(output): \(Errno(rawValue: code))") }
         try file.commit()
     }
 
@@ -149,7 +144,7 @@ public enum StreamRemuxer {
 
     /// A libavformat failure as a ``MediaError``: `.cannotWrite` when writing the file failed.
     private static func failure(_ error: AVFormatError, file: RemuxFile, what: String) -> MediaError {
-        if let code = file.writeError { return .cannotWrite("\(file.path): \(String(cString: strerror(code)))") }
+        if let code = file.writeError { return .cannotWrite("\(file.path): \(Errno(rawValue: code))") }
         return .invalidData("\(what): \(error)")
     }
 }

@@ -282,12 +282,12 @@ package actor DownloadService {
 
     private func save() {
         guard let data = try? JSONEncoder().encode(queue) else { return }
-        try? replaceFileDurably(queuePath, with: [UInt8](data))
+        try? FileReplacement.write([UInt8](data), to: queuePath)
     }
 
     private static func deletePartialData(of item: DownloadQueue.Item) {
         guard let path = item.path ?? (item.request.outputIsDirectory ? nil : item.request.output) else { return }
-        for suffix in [".part", ".vfetch", ".vfetch.tmp"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for file in SideFiles(output: path).unfinished { try? FileManager.default.removeItem(atPath: file) }
     }
 
     private static func spawn(_ program: String, _ arguments: [String]) {

@@ -209,7 +209,7 @@ package final class PlayerCache: Sendable {
             ]
             if let length {
                 item["length"] = length
-                item["playable"] = await playable(path: directory.entryPath(info.id) + ".part", length: length, present: present)
+                item["playable"] = await playable(path: SideFiles(output: directory.entryPath(info.id)).part, length: length, present: present)
             }
             list.append(item)
         }

@@ -308,11 +308,9 @@ final class PlayerConnection: ChannelInboundHandler {
         }
         commonHeaders(&headers, head)
         let response = HTTPResponseHead(version: head.version, status: status, headers: headers)
-        let (current, path) = (generation, entry.path + ".part")
+        let (current, path) = (generation, SideFiles(output: entry.path).part)
         disk.runIfActive(eventLoop: context.eventLoop) { () throws -> Int32 in
-            let file = open(path, O_RDONLY | O_CLOEXEC)
-            guard file >= 0 else { throw IOError(errnoCode: errno, reason: "open") }
-            return file
+            try FileSystem.open(path, .read, followingLinks: true)
         }.assumeIsolated().whenComplete { result in
             guard case .success(let file) = result else {
                 guard current == self.generation, context.channel.isActive else { return }
@@ -433,7 +431,7 @@ final class PlayerConnection: ChannelInboundHandler {
         disk.runIfActive(eventLoop: context.eventLoop) { () throws -> ByteBuffer in
             var buffer = allocator.buffer(capacity: count)
             let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
-                max(0, pread(file, pointer.baseAddress!, count, off_t(offset)))
+                (try? FileSystem.read(file, into: UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]), at: offset)) ?? 0
             }
             guard read == count else { throw IOError(errnoCode: EIO, reason: "short read of the cache file") }
             return buffer
@@ -468,7 +466,7 @@ final class PlayerConnection: ChannelInboundHandler {
 
     /// Closes a cache file on the disk threads (a close may wait on the disk), or here once they are stopped.
     private func closeOnDisk(_ file: Int32) {
-        disk.submit { _ in close(file) }
+        disk.submit { _ in FileSystem.close(file) }
     }
 
     // MARK: - Small answers
