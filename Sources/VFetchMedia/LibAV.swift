@@ -74,6 +74,8 @@ private struct Symbols {
     let dictionaryCopy: @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32
 
     /// nil when the libraries cannot be opened; `failure` says why.
+    // Unsafe but safe: written only inside `Symbols()`, which runs once, while the lazy `loaded` is set
+    // up (Swift initialises a static `let` exactly once, under its own lock); read only after `loaded`.
     nonisolated(unsafe) static var failure = ""
     static let loaded: Symbols? = Symbols()
 
