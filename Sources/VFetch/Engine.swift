@@ -144,11 +144,6 @@ final class Engine {
         }
     }
 
-    /// The default split floor: 1 MiB, lower for files too small to give every connection two of those.
-    func minSplitSize(length: Int64?) -> Int64 {
-        min(1 << 20, (length ?? .max) / Int64(2 * connectionLimit))
-    }
-
     func startTransfers() {
         guard fatal == nil else { return }
         guard scheduler != nil else {
@@ -265,7 +260,8 @@ final class Engine {
             return false
         }
         var configuration = SegmentScheduler.Configuration()
-        configuration.minSplitSize = max(64 << 10, options.minSplitSize ?? minSplitSize(length: found.length))
+        configuration.minSplitSize = SegmentScheduler.Configuration.minSplitSize(
+            length: found.length, connections: connectionLimit, asked: options.minSplitSize)
         configuration.retry = retryPolicy
         configuration.learnsBursts = options.maxBytesPerSecond == nil
         scheduler = SegmentScheduler(
@@ -454,8 +450,8 @@ final class Engine {
         // The controller weighs connections for bulk throughput; `--stream`'s tail is not one of them.
         let bulk = transfers.values.filter { !$0.isTail && $0.id != nil }
         guard bulk.count > limit else { return }
-        let extra = bulk.sorted { ($0.accepted ? 0 : 1, $0.id!) < ($1.accepted ? 0 : 1, $1.id!) }.dropFirst(limit).compactMap(\.id)
-        for id in extra {
+        let transfers = bulk.compactMap { transfer in transfer.id.map { (id: $0, answered: transfer.accepted) } }
+        for id in SegmentScheduler.transfersToStop(transfers, keeping: limit) {
             self.scheduler?.release(id)
             stop(id)
         }

@@ -40,6 +40,18 @@ package struct SegmentScheduler: Sendable {
         /// the size doubles (an unthrottled origin soon gets whole segments); if it pauses, the size stays.
         package var firstRequestSize: Int64 = 2 << 20
         package init() {}
+
+        /// The split floor when the user names none: 1 MiB, lower for a file too small to give each of
+        /// `connections` two of those; never below 64 KiB (`--min-split` is held to that too).
+        package static func minSplitSize(length: Int64?, connections: Int, asked: Int64? = nil) -> Int64 {
+            max(64 << 10, asked ?? min(1 << 20, (length ?? .max) / Int64(2 * max(1, connections))))
+        }
+    }
+
+    /// Which of `transfers` give their segments back when only `limit` may stay: those not answered yet
+    /// first (they cost the least), then the newest (the oldest are furthest into their segments).
+    package static func transfersToStop(_ transfers: [(id: TransferID, answered: Bool)], keeping limit: Int) -> [TransferID] {
+        transfers.sorted { ($0.answered ? 0 : 1, $0.id) < ($1.answered ? 0 : 1, $1.id) }.dropFirst(max(0, limit)).map(\.id)
     }
 
     /// A request to start: a new transfer asking for `range` (nil: the whole file, without Range).

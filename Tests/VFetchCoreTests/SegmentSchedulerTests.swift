@@ -355,4 +355,21 @@ import Testing
         #expect(policy.delay(afterFailures: 10, retryAfter: nil, jitter: 1) == 4)
         #expect(policy.delay(afterFailures: 1, retryAfter: 7, jitter: 0.3) == 7)
     }
+
+    @Test func fewerConnectionsStopThoseNotAnsweredThenTheNewest() {
+        let transfers = [(TransferID(1), true), (TransferID(5), false), (TransferID(3), true), (TransferID(4), true)]
+            .map { (id: $0.0, answered: $0.1) }
+        #expect(SegmentScheduler.transfersToStop(transfers, keeping: 2) == [TransferID(4), TransferID(5)])
+        #expect(SegmentScheduler.transfersToStop(transfers, keeping: 4).isEmpty)
+    }
+
+    @Test func theSplitFloorIsAMebibyteLessForSmallFilesAndNeverUnder64KiB() {
+        typealias Configuration = SegmentScheduler.Configuration
+        #expect(Configuration.minSplitSize(length: 1 << 30, connections: 32) == 1 << 20)
+        #expect(Configuration.minSplitSize(length: nil, connections: 32) == 1 << 20)
+        #expect(Configuration.minSplitSize(length: 8 << 20, connections: 16) == 256 << 10)
+        #expect(Configuration.minSplitSize(length: 100_000, connections: 32) == 64 << 10)
+        #expect(Configuration.minSplitSize(length: 1 << 30, connections: 32, asked: 4 << 20) == 4 << 20)
+        #expect(Configuration.minSplitSize(length: 1 << 30, connections: 32, asked: 1000) == 64 << 10)
+    }
 }
