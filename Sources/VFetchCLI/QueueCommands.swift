@@ -22,7 +22,7 @@ struct ServerLocation: ParsableArguments {
     /// Sends one API request; answers its body decoded, or prints the server's error and exits.
     @discardableResult
     func call<Answer: Decodable>(
-        _ method: String, _ path: String, json: (some Encodable)? = nil as QueueAPI.NewDownload?, answer: Answer.Type
+        _ method: String, _ path: String, json: (some Encodable)? = nil as DownloadQueue.Request?, answer: Answer.Type
     ) throws -> Answer {
         let (url, token) = try connect()
         let body = try json.map { String(decoding: try QueueAPI.encoder.encode($0), as: UTF8.self) }
@@ -110,7 +110,7 @@ struct AddCommand: ParsableCommand {
             }
         }
         for url in urls {
-            let request = QueueAPI.NewDownload(
+            let request = DownloadQueue.Request(
                 url: url, output: absolute(output ?? directory ?? "."), outputIsDirectory: output == nil,
                 connections: connections, headers: header, checksum: checksum)
             print(try target.call("POST", "/api/downloads", json: request, answer: QueueAPI.Created.self).id)
@@ -168,7 +168,7 @@ struct ListCommand: ParsableCommand {
             let eta = item.eta.map(Format.duration) ?? "-"
             var file = item.path ?? item.url
             if let error = item.error { file += "  (\(error))" }
-            let cells = [item.id, item.state, percent, Format.size(length), rate, eta]
+            let cells = [item.id, item.state.rawValue, percent, Format.size(length), rate, eta]
             return row(cells, file)
         }
     }
@@ -218,8 +218,8 @@ struct WaitCommand: ParsableCommand {
                 throw ExitCode(ExitStatus.failure.rawValue)
             }
             let states = watched.map(\.state)
-            if !states.contains("queued"), !states.contains("running"), ids.isEmpty || !states.contains("paused") {
-                let failed = watched.filter { $0.state == "failed" }
+            if !states.contains(.queued), !states.contains(.running), ids.isEmpty || !states.contains(.paused) {
+                let failed = watched.filter { $0.state == .failed }
                 for item in failed { writeStandardError("vfetch: \(item.id) failed: \(item.error ?? "")\n") }
                 if !failed.isEmpty { throw ExitCode(ExitStatus.failure.rawValue) }
                 return

@@ -2,15 +2,15 @@ import Foundation
 
 /// The JSON answers of serve's background-download API (`/api/…`), typed: the server encodes them and
 /// the `vfetch` commands that call it (`add`, `ls`, `wait`, …) decode them, so the two cannot drift.
-/// Keys are snake_case; a value that is not known is `null`, never left out.
+/// Keys are snake_case; a value that is not known is `null`, never left out. A new download is sent as
+/// the queue's own `DownloadQueue.Request`.
 package enum QueueAPI {
     /// One download, as `GET /api/downloads/ID` and the event stream show it.
     package struct Item: Codable, Sendable, Equatable {
         package var id: String
         /// Without its password.
         package var url: String
-        /// `queued`, `running`, `paused`, `done` or `failed`.
-        package var state: String
+        package var state: DownloadQueue.State
         package var output: String
         /// The file it writes, once known.
         package var path: String?
@@ -22,7 +22,7 @@ package enum QueueAPI {
         /// Seconds left at that rate.
         package var eta: Double?
 
-        package init(id: String, url: String, state: String, output: String, path: String? = nil, error: String? = nil) {
+        package init(id: String, url: String, state: DownloadQueue.State, output: String, path: String? = nil, error: String? = nil) {
             self.id = id
             self.url = url
             self.state = state
@@ -50,7 +50,7 @@ package enum QueueAPI {
         }
 
         /// Whether it has yet to end: queued or running.
-        package var isActive: Bool { state == "queued" || state == "running" }
+        package var isActive: Bool { state == .queued || state == .running }
     }
 
     /// `GET /api/downloads`: every download, in queue order.
@@ -78,29 +78,6 @@ package enum QueueAPI {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(maxConcurrent, forKey: .maxConcurrent)
             try container.encode(maxBytesPerSecond, forKey: .maxBytesPerSecond)
-        }
-    }
-
-    /// `POST /api/downloads`, as the client sends it (the server decodes it strictly, naming a bad field).
-    package struct NewDownload: Encodable, Sendable, Equatable {
-        package var url: String
-        package var output: String
-        package var outputIsDirectory: Bool
-        package var connections: Int?
-        package var headers: [String]
-        package var checksum: String?
-
-        package init(url: String, output: String, outputIsDirectory: Bool, connections: Int?, headers: [String], checksum: String?) {
-            self.url = url
-            self.output = output
-            self.outputIsDirectory = outputIsDirectory
-            self.connections = connections
-            self.headers = headers
-            self.checksum = checksum
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case url, output, outputIsDirectory = "output_is_directory", connections, headers, checksum
         }
     }
 
@@ -134,10 +111,12 @@ package enum QueueAPI {
 }
 
 extension QueueAPI {
-    /// Keys sorted, so an answer reads the same every time.
+    /// Keys sorted, so an answer reads the same every time; snake_case, as the API spells them
+    /// (`DownloadQueue.Request` names its fields in Swift's case).
     package static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         return encoder
     }
 }

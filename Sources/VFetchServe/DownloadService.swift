@@ -248,7 +248,7 @@ package actor DownloadService {
     /// without the request's headers, which may carry credentials.
     private func describe(_ item: DownloadQueue.Item) -> QueueAPI.Item {
         var described = QueueAPI.Item(
-            id: item.id, url: redactedURL(item.request.url), state: item.state.rawValue, output: item.request.output,
+            id: item.id, url: redactedURL(item.request.url), state: item.state, output: item.request.output,
             path: item.path, error: item.error.map { redactingCredentials(in: $0) })
         if let now = live[item.id] {
             described.bytesDone = now.bytesDone
