@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import VFetch
 import VFetchCore
+import VFetchStreams
 
 /// One player's HTTP/1.1 connection: routes each request and streams cached bytes as they arrive.
 ///
@@ -185,8 +186,12 @@ final class PlayerConnection: ChannelInboundHandler {
                 return fail(.badRequest, "missing url= (a percent-encoded http or https URL)", head, context)
             }
             guard isFetchableURL(url) else { return fail(.badRequest, "not an http or https URL: \(url)", head, context) }
-            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
             let fromPage = isFromWebPage(head)
+            // A playlist's name: it is rewritten, never served from the cache file.
+            if let path = URL(string: url)?.path, StreamFormat.detect(contentType: nil, path: path, firstBytes: []) != nil {
+                return playlist(url: url, fromPage: fromPage, head, context)
+            }
+            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
             if let failure = cache.recentFailure(key: key, publicOnly: fromPage) {
                 return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
@@ -226,6 +231,11 @@ final class PlayerConnection: ChannelInboundHandler {
                 self.originFailed(message, exitStatus: exitStatus, head, context)
             case .success(let (remote, version)):
                 guard current == self.generation, context.channel.isActive else { return }
+                // A playlist under another name, told by its Content-Type.
+                let path = URL(string: remote.url)?.path ?? ""
+                if StreamFormat.detect(contentType: remote.contentType, path: path, firstBytes: []) != nil {
+                    return self.playlist(url: url, fromPage: fromPage, head, context)
+                }
                 self.answer(head, entry: entry, remote: remote, version: version, context: context)
             }
         }
@@ -327,6 +337,74 @@ final class PlayerConnection: ChannelInboundHandler {
             self.pump(context: context)
         }
     }
+
+    // MARK: - Playlists
+
+    /// A playlist or manifest, fetched afresh from the origin with every URI in it pointing back
+    /// through `/stream`: segments, init sections and keys then come through the cache. Never
+    /// served from a cache file, since a live playlist changes every target duration.
+    ///
+    /// The links name this server as the player reached it (the `Host` it sent, which passed the
+    /// Host check) and carry only `url=`: what a plain `/stream` request needs, and nothing secret.
+    private func playlist(url: String, fromPage: Bool, _ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        guard let host = head.headers.first(name: "Host") else {
+            return fail(.badRequest, "no Host header", head, context)
+        }
+        let current = generation
+        var options = cache.settings.download
+        options.publicAddressesOnly = options.publicAddressesOnly || fromPage
+        // A player waits for this answer: a dead origin fails it soon rather than after minutes.
+        options.retries = min(options.retries, 2)
+        let prefix = "http://\(host)/stream?url="
+        let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
+        promise.completeWithTask {
+            let fetched = try await StreamDownload.document(url: url, options: options, limit: Int64(StreamRewrite.maximumSize))
+            guard let final = URL(string: fetched.finalURL) else { throw PlaylistFailure("the origin redirected to a bad URL") }
+            guard let format = StreamFormat.detect(contentType: fetched.contentType, path: final.path, firstBytes: fetched.bytes)
+            else {
+                let type = fetched.contentType ?? "no Content-Type"
+                throw PlaylistFailure("the origin answered \(type), neither an HLS playlist nor a DASH manifest")
+            }
+            do {
+                return try StreamRewrite.rewrite(
+                    fetched.bytes, format: format, url: final, requested: URL(string: url),
+                    link: { prefix + Self.queryValue($0) })
+            } catch {
+                throw PlaylistFailure("\(error)")
+            }
+        }
+        promise.futureResult.assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let document):
+                guard current == self.generation, context.channel.isActive else { return }
+                var headers = HTTPHeaders()
+                // A live playlist is asked for again every target duration, and must be fresh each time.
+                headers.add(name: "Cache-Control", value: document.isLive ? "no-store" : "no-cache")
+                self.respond(.ok, type: document.contentType, body: document.bytes, head, context, headers: headers)
+            case .failure(let error):
+                var message = "\(error)"
+                var exitStatus: Int32?
+                if let error = error as? DownloadError {
+                    message = "origin: \(error)"
+                    exitStatus = ExitStatus(error).rawValue
+                    if fromPage, case .connectFailed = error { message += " (a web page's request reaches only public addresses)" }
+                } else {
+                    message = "the playlist at \(url): \(message)"
+                }
+                FileHandle.standardError.write(Data("vfetch serve: \(redactingCredentials(in: message))\n".utf8))
+                guard current == self.generation, context.channel.isActive else { return }
+                self.originFailed(message, exitStatus: exitStatus, head, context)
+            }
+        }
+    }
+
+    /// `text` percent-encoded as a query value: everything but RFC 3986's unreserved characters.
+    private static func queryValue(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// What the request's preconditions make of it (GET and HEAD are the only methods that get here).
     private func preconditions(_ head: HTTPRequestHead, etag: String?, lastModified: String?) -> ConditionalRequest {
@@ -533,4 +611,10 @@ final class PlayerConnection: ChannelInboundHandler {
             headers.replaceOrAdd(name: "Connection", value: "keep-alive")
         }
     }
+}
+
+/// Why a playlist could not be answered, for the player and serve's log.
+struct PlaylistFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

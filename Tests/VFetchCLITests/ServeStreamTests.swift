@@ -1,0 +1,115 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// HLS and DASH through `vfetch serve`: ffmpeg opens the playlist through serve, and every playlist,
+/// init section, key and segment it then asks for must come through serve and decode to the
+/// source's frames.
+@Suite(.enabled(if: StreamFixture.isAvailable, "needs ffmpeg to make the streams"))
+struct ServeStreamTests {
+    /// The checksums of the decoded frames of video stream `map` (framemd5's last column).
+    static func frames(_ input: String, map: String = "0:v:0") async throws -> (checksums: [String], errors: String) {
+        let result = try await run(
+            "/usr/bin/env",
+            ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-i", input, "-map", map, "-f", "framemd5", "-"],
+            timeout: .seconds(120))
+        let checksums = result.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
+            $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        return (checksums, result.status == 0 ? "" : "ffmpeg exited with \(result.status): \(result.standardError)")
+    }
+
+    func withServer(_ body: (TestOrigin, ServerProcess) async throws -> Void) async throws {
+        try await withOrigin { origin, directory in
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
+            do {
+                try await body(origin, server)
+                #expect(await server.stop() == 0, "a clean stop exits with 0")
+            } catch {
+                await server.crash()
+                throw error
+            }
+        }
+    }
+
+    /// How serve links `url` in a rewritten playlist: every byte but the unreserved ones percent-encoded.
+    func linked(_ server: ServerProcess, _ url: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return server.base + "/stream?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
+    }
+
+    /// What serve wrote on stderr so far.
+    func log(_ server: ServerProcess) -> String {
+        (try? String(contentsOfFile: server.cacheDirectory + ".stderr", encoding: .utf8)) ?? ""
+    }
+
+    @Test(arguments: [StreamFixture.Kind.hlsVariants, .hlsFragmented, .hlsByteRange, .hlsEncrypted, .dash])
+    func ffmpegPlaysTheStreamThroughServeWithTheSourcesFrames(_ kind: StreamFixture.Kind) async throws {
+        let fixture = try await StreamFixture.shared(kind)
+        let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
+        #expect(source.checksums.count == StreamFixture.duration * StreamFixture.frameRate)
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let played = try await Self.frames(server.stream(origin.url("/s/" + fixture.entry)))
+            #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
+            #expect(played.checksums == source.checksums)
+            // Every request went through serve: the origin saw the playlist's parts asked for by serve's
+            // cache, and the rewritten playlist names no origin URL outside a url= parameter.
+            let playlist = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/" + fixture.entry))])
+            #expect(playlist.status == 0)
+            #expect(!playlist.standardOutput.contains(origin.url("/s/")))
+            #expect(playlist.standardOutput.contains(server.base + "/stream?url="))
+            // The segments (and init sections, keys) are cache entries; the playlists, fetched afresh, are not.
+            let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+            let urls = entries.compactMap { $0["url"] as? String }
+            #expect(urls.count >= StreamFixture.duration / StreamFixture.segmentDuration || kind == .hlsByteRange)
+            #expect(!urls.isEmpty && urls.allSatisfy { $0.hasPrefix(origin.url("/s/")) })
+            #expect(!urls.contains { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }, "\(urls)")
+        }
+    }
+
+    @Test func theRewrittenPlaylistHasAPlaylistsTypeAndIsNotCachedWhenLive() async throws {
+        try await withServer { origin, server in
+            var behavior = OriginBehavior()
+            behavior.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/live/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg1.ts\n".utf8), behavior: behavior)
+            // Named by its type alone: no .m3u8 in the URL.
+            origin.publish("/vod", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg1.ts\n#EXT-X-ENDLIST\n".utf8), behavior: behavior)
+            let live = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/live/index.m3u8"))])
+            #expect(live.status == 0)
+            #expect(live.standardOutput.lowercased().contains("content-type: application/vnd.apple.mpegurl"))
+            #expect(live.standardOutput.lowercased().contains("cache-control: no-store"))
+            #expect(live.standardOutput.contains(linked(server, origin.url("/live/seg1.ts"))))
+            // Asked again, the origin is asked again: a live playlist is never served from the cache.
+            let before = origin.bytesServed("/live/index.m3u8")
+            _ = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/live/index.m3u8"))])
+            #expect(origin.bytesServed("/live/index.m3u8") > before)
+            let vod = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/vod"))])
+            #expect(vod.status == 0)
+            #expect(vod.standardOutput.lowercased().contains("cache-control: no-cache"))
+            #expect(vod.standardOutput.contains(linked(server, origin.url("/seg1.ts"))))
+        }
+    }
+
+    @Test func badPlaylistsAreAnHTTPErrorAndALogLineNeverAHang() async throws {
+        try await withServer { origin, server in
+            var page = OriginBehavior()
+            page.contentType = "text/html"
+            origin.publish("/login.m3u8", Array("<!DOCTYPE html><html><body>Sign in</body></html>".utf8), behavior: page)
+            origin.publish("/self/master.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nmaster.m3u8\n".utf8))
+            // Never published: the origin answers 404.
+            for path in ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd"] {
+                let started = ContinuousClock.now
+                let answer = try await run(
+                    "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", server.stream(origin.url(path))])
+                #expect(answer.standardOutput == "502", "\(path)")
+                #expect(ContinuousClock.now - started < .seconds(20), "\(path)")
+                #expect(log(server).contains(path), "\(path): \(log(server))")
+            }
+        }
+    }
+}
