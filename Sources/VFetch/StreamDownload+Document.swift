@@ -30,6 +30,12 @@ extension StreamDownload {
                 return .failure(error)
             }
         }
+        // A document is not a segment: its failure reads as a file's would.
+        if case .failure(.segmentUnavailable(let failed, let reason)) = result {
+            let words = reason.split(separator: " ")
+            if words.count >= 2, words[0] == "HTTP", let status = Int(words[1]) { throw .httpStatus(status, url: failed) }
+            throw .transferFailed("\(failed): \(reason)")
+        }
         return try result.get()
     }
 }

@@ -226,6 +226,8 @@ final class PlayerConnection: ChannelInboundHandler {
                     message += " (a web page's request reaches only public addresses)"
                 }
                 let exitStatus = (error as? DownloadError).map { ExitStatus($0).rawValue }
+                // Once per failure: for the next few seconds `recentFailure` answers without coming here.
+                Self.log("\(redactedURL(url)): \(message)")
                 cache.failed(entry, key: key, publicOnly: fromPage, message: message, exitStatus: exitStatus)
                 guard current == self.generation, context.channel.isActive else { return }
                 self.originFailed(message, exitStatus: exitStatus, head, context)
@@ -388,14 +390,17 @@ final class PlayerConnection: ChannelInboundHandler {
                     message = "origin: \(error)"
                     exitStatus = ExitStatus(error).rawValue
                     if fromPage, case .connectFailed = error { message += " (a web page's request reaches only public addresses)" }
-                } else {
-                    message = "the playlist at \(url): \(message)"
                 }
-                FileHandle.standardError.write(Data("vfetch serve: \(redactingCredentials(in: message))\n".utf8))
+                Self.log("\(redactedURL(url)): \(message)")
                 guard current == self.generation, context.channel.isActive else { return }
                 self.originFailed(message, exitStatus: exitStatus, head, context)
             }
         }
+    }
+
+    /// A line in serve's log (its standard error, `serve.log` when `play` started it), secrets redacted.
+    private static func log(_ line: String) {
+        FileHandle.standardError.write(Data("vfetch serve: \(redactingCredentials(in: line))\n".utf8))
     }
 
     /// `text` percent-encoded as a query value: everything but RFC 3986's unreserved characters.

@@ -16,7 +16,7 @@ extension StreamRewrite {
             throw StreamParseError("the document is <\(root.name.prefix(40))>, not a DASH manifest (<MPD>)")
         }
         var planner = DASHLinkPlanner(own: own, link: link)
-        try planner.visit(root, base: url, parentHasSegmentInfo: [])
+        try planner.visit(root, base: url, inherited: DASHLinkPlanner.Inherited())
         let tags = try XMLStartTags(bytes)
         guard tags.count == planner.elementCount else {
             throw StreamParseError("the manifest's elements could not be matched to its text")
@@ -31,13 +31,27 @@ extension StreamRewrite {
             case .text:
                 guard let range = tags.text(after: tag) else { continue }
                 edits.append((range, Array(xmlEscaped(edit.value).utf8)))
+            case .addAttributes:
+                let end = tag.range.upperBound - (tag.selfClosing ? 2 : 1)
+                edits.append((end..<end, Array(edit.value.utf8)))
+            case .firstChild(let name):
+                let qualified = tags.name(of: tag)
+                let prefix = qualified.contains(":") ? String(qualified.prefix { $0 != ":" }) + ":" : ""
+                let child = "<\(prefix)\(name)\(edit.value)/>"
+                if tag.selfClosing {
+                    let end = tag.range.upperBound - 2
+                    edits.append((end..<tag.range.upperBound, Array(">\(child)</\(qualified)>".utf8)))
+                } else {
+                    edits.append((tag.range.upperBound..<tag.range.upperBound, Array(child.utf8)))
+                }
             }
         }
-        edits.sort { $0.0.lowerBound < $1.0.lowerBound }
+        // Stable, so edits at one position keep the planner's order.
+        edits = edits.enumerated().sorted { ($0.element.0.lowerBound, $0.offset) < ($1.element.0.lowerBound, $1.offset) }.map(\.element)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + bytes.count / 2)
         var position = 0
-        for (range, replacement) in edits where range.lowerBound >= position {
+        for (range, replacement) in edits where range.lowerBound >= position || (range.isEmpty && range.lowerBound == position) {
             output += bytes[position..<range.lowerBound]
             output += replacement
             position = range.upperBound
@@ -66,7 +80,15 @@ extension StreamRewrite {
 
 /// Walks an MPD's tree in document order and decides what each URL-bearing value becomes.
 private struct DASHLinkPlanner {
-    enum Target { case attribute(String), text }
+    enum Target {
+        case attribute(String)
+        case text
+        /// Attributes (` name="value"…`, escaped) added to the element's start tag.
+        case addAttributes
+        /// A first child element of this local name (with the element's own prefix) holding the
+        /// attributes `value`.
+        case firstChild(String)
+    }
 
     struct Edit {
         /// The element's number in document order (its start tag's).
@@ -79,6 +101,8 @@ private struct DASHLinkPlanner {
     let link: (String) -> String
     private(set) var edits: [Edit] = []
     private(set) var elementCount = 0
+    /// Attributes for the SegmentTemplate of the level just visited, added when it is reached.
+    private var pendingTemplateAttributes: (level: Int, attributes: String)?
 
     init(own: Set<String>, link: @escaping (String) -> String) {
         self.own = own
@@ -88,23 +112,51 @@ private struct DASHLinkPlanner {
     static let levels: Set<String> = ["MPD", "Period", "AdaptationSet", "Representation"]
     static let segmentInfo: Set<String> = ["SegmentTemplate", "SegmentList", "SegmentBase"]
 
+    /// What the levels above lend a level: the SegmentTemplate URL attributes (as written, and the
+    /// BaseURL they were linked against) and the other segment information that names URLs.
+    struct Inherited {
+        var template: [String: (value: String, base: URL)] = [:]
+        /// SegmentList or SegmentBase elements with URLs of their own.
+        var others: [String] = []
+    }
+
+    static let templateURLs = ["media", "initialization", "index", "bitstreamSwitching"]
+
     /// Visits `element` (numbered now) and its children; `base` is the BaseURL its parent gives it.
-    /// `parentHasSegmentInfo`: the segment information elements of the levels above that hold relative
-    /// URLs, which a level with a BaseURL of its own would need to see resolved against it instead.
-    mutating func visit(_ element: MPDElement, base: URL, parentHasSegmentInfo: [String]) throws(StreamParseError) {
+    ///
+    /// A template of a level above was linked against that level's BaseURL. A level with a BaseURL of
+    /// its own would resolve it elsewhere, so it gets the template's URLs linked against its own
+    /// BaseURL: added to its own SegmentTemplate, or in one added for them (players merge
+    /// SegmentTemplate attributes down the levels).
+    mutating func visit(_ element: MPDElement, base: URL, inherited above: Inherited, parent: Int = -1)
+        throws(StreamParseError)
+    {
         let number = elementCount
         elementCount += 1
         let isLevel = Self.levels.contains(element.name)
         var ownBase = base
-        var inherited = parentHasSegmentInfo
+        var inherited = above
         if isLevel, let first = element.child("BaseURL") {
             ownBase = try resolve(first.text, against: base)
-            // A template or list of a level above was linked against that level's BaseURL: this
-            // level's own BaseURL would move its segments. Not yet rewritten; refused, not served wrong.
             let overridden = Set(element.children.map(\.name)).intersection(Self.segmentInfo)
-            if let kind = inherited.first(where: { !overridden.contains($0) }) {
+            if let kind = inherited.others.first(where: { !overridden.contains($0) }) {
+                // Rare (a list of segment URLs shared by Representations in different places): refused, not served wrong.
                 throw StreamParseError(
                     "a \(kind) above an element with its own BaseURL (<\(element.name)>) is not rewritten yet")
+            }
+            let own = element.child("SegmentTemplate")
+            var added = ""
+            for name in Self.templateURLs {
+                guard own?[name] == nil, let lent = inherited.template[name], lent.base != ownBase else { continue }
+                added += " \(name)=\"\(StreamRewrite.xmlEscaped(try linkTemplate(lent.value, base: ownBase)))\""
+                inherited.template[name] = (lent.value, ownBase)
+            }
+            if !added.isEmpty {
+                if own != nil {
+                    pendingTemplateAttributes = (number, added)
+                } else {
+                    edits.append(Edit(element: number, target: .firstChild("SegmentTemplate"), value: added))
+                }
             }
         }
         switch element.name {
@@ -116,9 +168,13 @@ private struct DASHLinkPlanner {
             let target = try resolve(element.text, against: base, mayBeOwn: true)
             edits.append(Edit(element: number, target: .text, value: link(target.absoluteString)))
         case "SegmentTemplate":
-            for name in ["media", "initialization", "index", "bitstreamSwitching"] {
+            for name in Self.templateURLs {
                 guard let value = element[name] else { continue }
                 edits.append(Edit(element: number, target: .attribute(name), value: try linkTemplate(value, base: base)))
+            }
+            if let (level, added) = pendingTemplateAttributes, level == parent {
+                edits.append(Edit(element: number, target: .addAttributes, value: added))
+                pendingTemplateAttributes = nil
             }
         case "SegmentURL":
             for name in ["media", "index"] {
@@ -132,14 +188,19 @@ private struct DASHLinkPlanner {
         default: break
         }
         if isLevel {
-            for child in element.children where Self.segmentInfo.contains(child.name) && Self.holdsURLs(child) {
-                inherited.append(child.name)
+            if let template = element.child("SegmentTemplate") {
+                for name in Self.templateURLs {
+                    if let value = template[name] { inherited.template[name] = (value, ownBase) }
+                }
+            }
+            for child in element.children where ["SegmentList", "SegmentBase"].contains(child.name) && Self.holdsURLs(child) {
+                inherited.others.append(child.name)
             }
         }
         // Children of a level resolve against its own BaseURL; BaseURLs themselves against the parent's.
         for child in element.children {
             let childBase = child.name == "BaseURL" ? base : (isLevel ? ownBase : base)
-            try visit(child, base: childBase, parentHasSegmentInfo: isLevel ? inherited : parentHasSegmentInfo)
+            try visit(child, base: childBase, inherited: isLevel ? inherited : above, parent: number)
         }
     }
 
@@ -261,6 +322,15 @@ struct XMLStartTags {
             index += 1
         }
         throw StreamParseError("the manifest ends inside a comment, CDATA section or declaration")
+    }
+
+    /// The element's qualified name, as written (`mpd:Representation`).
+    func name(of tag: Tag) -> String {
+        var end = tag.range.lowerBound + 1
+        while end < tag.range.upperBound, !Self.isSpace(bytes[end]), bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: ">") {
+            end += 1
+        }
+        return String(decoding: bytes[tag.range.lowerBound + 1..<end], as: UTF8.self)
     }
 
     /// Where the value of the attribute `name` (its local name; an unprefixed one wins, as the parser

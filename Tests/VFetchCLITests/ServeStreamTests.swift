@@ -72,6 +72,54 @@ struct ServeStreamTests {
         }
     }
 
+    /// The DASH fixture's manifest moved around: BaseURLs at the Period (`../media/`) and in each
+    /// Representation (`v/`, `a/`), and each SegmentTemplate lent by its AdaptationSet, so the
+    /// template's links must be made against each Representation's own BaseURL.
+    static func layeredManifest(_ fixture: StreamFixture) throws -> String {
+        var text = try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8)
+        var searchFrom = text.startIndex
+        for directory in ["v/", "a/"] {
+            let template = try #require(text.range(of: "<SegmentTemplate", range: searchFrom..<text.endIndex))
+            let templateEnd = try #require(text.range(of: "</SegmentTemplate>", range: template.upperBound..<text.endIndex))
+            let block = String(text[template.lowerBound..<templateEnd.upperBound])
+            text.removeSubrange(template.lowerBound..<templateEnd.upperBound)
+            let representation = try #require(text.range(of: "<Representation", options: .backwards, range: text.startIndex..<template.lowerBound))
+            let representationEnd = try #require(text.range(of: ">", range: representation.upperBound..<text.endIndex))
+            text.insert(contentsOf: "<BaseURL>\(directory)</BaseURL>", at: representationEnd.upperBound)
+            text.insert(contentsOf: block + "\n", at: representation.lowerBound)
+            searchFrom = try #require(text.range(of: "</AdaptationSet>", range: representation.lowerBound..<text.endIndex)).upperBound
+        }
+        let period = try #require(text.range(of: "<Period id=\"0\" start=\"PT0.0S\">"))
+        text.insert(contentsOf: "<BaseURL>../media/</BaseURL>", at: period.upperBound)
+        return text
+    }
+
+    @Test func ffmpegPlaysADASHManifestWithBaseURLsAtSeveralLevelsAndLentTemplates() async throws {
+        let fixture = try await StreamFixture.shared(.dash)
+        let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
+        let manifest = try Self.layeredManifest(fixture)
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/media/v")
+            try origin.publishDirectory(fixture.directory, at: "/media/a")
+            var behavior = OriginBehavior()
+            behavior.contentType = "application/dash+xml"
+            origin.publish("/m/manifest.mpd", Array(manifest.utf8), behavior: behavior)
+            // The manifest is right: `vfetch get` saves the source's frames from it. (ffmpeg itself
+            // cannot read it from the origin: its DASH demuxer mishandles a `../` BaseURL.)
+            let saved = server.cacheDirectory + "-direct.mp4"
+            let got = try await vfetch(["get", origin.url("/m/manifest.mpd"), "-o", saved])
+            #expect(got.status == 0, "\(got.standardError)")
+            #expect(try await Self.frames(saved).checksums == source.checksums)
+            let played = try await Self.frames(server.stream(origin.url("/m/manifest.mpd")))
+            #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
+            #expect(played.checksums == source.checksums)
+            let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+            let urls = entries.compactMap { $0["url"] as? String }
+            #expect(urls.contains(origin.url("/media/v/init-stream0.m4s")), "\(urls)")
+            #expect(urls.contains(origin.url("/media/a/init-stream1.m4s")), "\(urls)")
+        }
+    }
+
     @Test func theRewrittenPlaylistHasAPlaylistsTypeAndIsNotCachedWhenLive() async throws {
         try await withServer { origin, server in
             var behavior = OriginBehavior()
@@ -102,10 +150,18 @@ struct ServeStreamTests {
             origin.publish("/login.m3u8", Array("<!DOCTYPE html><html><body>Sign in</body></html>".utf8), behavior: page)
             origin.publish("/self/master.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nmaster.m3u8\n".utf8))
             // Never published: the origin answers 404.
-            for path in ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd"] {
+            // A playlist whose segment and key are gone: the player's requests for them, as linked, fail.
+            origin.publish(
+                "/broken/index.m3u8",
+                Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"gone.key\"\n#EXTINF:2,\ngone.ts\n#EXT-X-ENDLIST\n".utf8))
+            let broken = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/broken/index.m3u8"))])
+            #expect(broken.standardOutput.contains(linked(server, origin.url("/broken/gone.ts"))))
+            #expect(broken.standardOutput.contains(linked(server, origin.url("/broken/gone.key"))))
+            let requests = ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd"].map { ($0, server.stream(origin.url($0))) }
+                + ["/broken/gone.ts", "/broken/gone.key"].map { ($0, linked(server, origin.url($0))) }
+            for (path, url) in requests {
                 let started = ContinuousClock.now
-                let answer = try await run(
-                    "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", server.stream(origin.url(path))])
+                let answer = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", url])
                 #expect(answer.standardOutput == "502", "\(path)")
                 #expect(ContinuousClock.now - started < .seconds(20), "\(path)")
                 #expect(log(server).contains(path), "\(path): \(log(server))")

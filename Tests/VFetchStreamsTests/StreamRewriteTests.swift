@@ -253,10 +253,40 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
         #expect(rewritten.contains("<mpd:BaseURL>\(link("https://a.example/d/v.mp4"))</mpd:BaseURL>"))
     }
 
-    @Test func inheritedTemplateUnderOwnBaseURLIsRefusedNotServedWrong() {
+    @Test func inheritedTemplateUnderOwnBaseURLIsLinkedAgainstIt() throws {
+        let text = """
+            <MPD type="static" mediaPresentationDuration="PT4S"><Period><AdaptationSet contentType="video">
+            <SegmentTemplate media="s$Number$.m4s" initialization="i.mp4" duration="2" timescale="1"/>
+            <Representation id="a" bandwidth="1"><BaseURL>a/</BaseURL></Representation>
+            <Representation id="b" bandwidth="1"><BaseURL>b/</BaseURL><SegmentTemplate initialization="own.mp4"/></Representation>
+            <Representation id="c" bandwidth="1"/>
+            <mpd:Representation xmlns:mpd="urn:mpeg:dash:schema:mpd:2011" id="d" bandwidth="1"><mpd:BaseURL>d/</mpd:BaseURL></mpd:Representation>
+            </AdaptationSet></Period></MPD>
+            """
+        let (rewritten, _) = try dash(text, url: "https://o.example/m/x.mpd")
+        func media(_ directory: String) -> String {
+            link("https://o.example/m/\(directory)sN.m4s").replacingOccurrences(of: "sN.m4s", with: "s$Number$.m4s")
+        }
+        #expect(rewritten.contains("<SegmentTemplate media=\"\(media(""))\" initialization=\"\(link("https://o.example/m/i.mp4"))\""))
+        #expect(rewritten.contains(
+            "<Representation id=\"a\" bandwidth=\"1\"><SegmentTemplate media=\"\(media("a/"))\" initialization=\"\(link("https://o.example/m/a/i.mp4"))\"/><BaseURL>"))
+        #expect(rewritten.contains(
+            "<SegmentTemplate initialization=\"\(link("https://o.example/m/b/own.mp4"))\" media=\"\(media("b/"))\"/>"))
+        #expect(rewritten.contains("<Representation id=\"c\" bandwidth=\"1\"/>"))
+        #expect(rewritten.contains("<mpd:SegmentTemplate media=\"\(media("d/"))\""))
+        // Read back, each Representation's segments are serve links to its own directory.
+        let catalog = try DASHManifest.parse(Array(rewritten.utf8), url: URL(string: "http://127.0.0.1:9/stream?url=x")!)
+        let firsts = catalog.tracks.map { track -> String? in
+            guard case .list(let list) = track.segments, let first = list.segments.first else { return nil }
+            return URLComponents(url: first.resource.url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value
+        }
+        #expect(firsts == ["https://o.example/m/a/s1.m4s", "https://o.example/m/b/s1.m4s", "https://o.example/m/s1.m4s", "https://o.example/m/d/s1.m4s"])
+    }
+
+    @Test func inheritedSegmentListUnderOwnBaseURLIsRefusedNotServedWrong() {
         let text = """
             <MPD type="static"><Period><AdaptationSet contentType="video">
-            <SegmentTemplate media="s$Number$.m4s" duration="1"/>
+            <SegmentList duration="1"><SegmentURL media="s1.m4s"/></SegmentList>
             <Representation id="a" bandwidth="1"><BaseURL>a/</BaseURL></Representation>
             </AdaptationSet></Period></MPD>
             """
