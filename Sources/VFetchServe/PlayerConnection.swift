@@ -357,7 +357,8 @@ final class PlayerConnection: ChannelInboundHandler {
         options.publicAddressesOnly = options.publicAddressesOnly || fromPage
         // A player waits for this answer: a dead origin fails it soon rather than after minutes.
         options.retries = min(options.retries, 2)
-        let prefix = "http://\(host)/stream?url="
+        let own = "http://\(host)/"
+        let prefix = own + "stream?url="
         let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
         promise.completeWithTask {
             let fetched = try await StreamDownload.document(url: url, options: options, limit: Int64(StreamRewrite.maximumSize))
@@ -370,7 +371,8 @@ final class PlayerConnection: ChannelInboundHandler {
             do {
                 return try StreamRewrite.rewrite(
                     fetched.bytes, format: format, url: final, requested: URL(string: url),
-                    link: { prefix + Self.queryValue($0) })
+                    // A link to this server already goes through it: wrapped again, each read would nest deeper.
+                    link: { $0.hasPrefix(own) ? $0 : prefix + Self.queryValue($0) })
             } catch {
                 throw PlaylistFailure("\(error)")
             }

@@ -136,6 +136,11 @@ struct ServeStreamTests {
             let before = origin.bytesServed("/live/index.m3u8")
             _ = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/live/index.m3u8"))])
             #expect(origin.bytesServed("/live/index.m3u8") > before)
+            // A link to serve itself is kept as it is, not wrapped again.
+            let own = server.stream(origin.url("/live/index.m3u8"))
+            origin.publish("/nested.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n\(own)\n".utf8))
+            let nested = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/nested.m3u8"))])
+            #expect(nested.standardOutput == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n\(own)\n")
             let vod = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/vod"))])
             #expect(vod.status == 0)
             #expect(vod.standardOutput.lowercased().contains("cache-control: no-cache"))
