@@ -371,8 +371,9 @@ final class PlayerConnection: ChannelInboundHandler {
             do {
                 return try StreamRewrite.rewrite(
                     fetched.bytes, format: format, url: final, requested: URL(string: url),
-                    // A link to this server already goes through it: wrapped again, each read would nest deeper.
-                    link: { $0.hasPrefix(own) ? $0 : prefix + Self.queryValue($0) })
+                    // A /stream link to this server already goes through it: wrapped again, each read would
+                    // nest deeper. Any other of its paths is wrapped, so a playlist cannot send a player there.
+                    link: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) })
             } catch {
                 throw PlaylistFailure("\(error)")
             }
