@@ -120,6 +120,45 @@ struct ServeStreamTests {
         }
     }
 
+    @Test func aLivePlaylistIsReadAfreshAsItGrows() async throws {
+        let fixture = try await StreamFixture.shared(.hlsFragmented)
+        let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
+        let vod = try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8)
+        // Live: no playlist type, no end; the last segment not out yet.
+        let full = vod.replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD\n", with: "")
+        let ending = try #require(full.range(of: "#EXTINF:2.000000,\nsegment2.m4s\n#EXT-X-ENDLIST\n"))
+        let live = String(full[..<ending.lowerBound])
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            var behavior = OriginBehavior()
+            behavior.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/s/index.m3u8", Array(live.utf8), behavior: behavior)
+            let playlist = server.stream(origin.url("/s/index.m3u8"))
+            let first = try await run("/usr/bin/curl", ["-sfD", "-", playlist])
+            #expect(first.standardOutput.lowercased().contains("cache-control: no-store"))
+            #expect(!first.standardOutput.contains("segment2.m4s"))
+            // The stream goes on (and ends) while ffmpeg plays it: it sees the new segment only by
+            // reading the playlist through serve again.
+            let growing = Task {
+                try await Task.sleep(for: .seconds(1))
+                origin.replace("/s/index.m3u8", with: Array(full.utf8))
+            }
+            let played = try await run(
+                "/usr/bin/env",
+                ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-live_start_index", "0", "-i", playlist,
+                 "-map", "0:v:0", "-f", "framemd5", "-"],
+                timeout: .seconds(120))
+            try await growing.value
+            #expect(played.status == 0, "\(played.standardError)\n\(log(server).suffix(2000))")
+            let checksums = played.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
+                $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+            #expect(checksums == source.checksums)
+            let again = try await run("/usr/bin/curl", ["-sfD", "-", playlist])
+            #expect(again.standardOutput.lowercased().contains("cache-control: no-cache"), "ended: no longer live")
+        }
+    }
+
     @Test func theRewrittenPlaylistHasAPlaylistsTypeAndIsNotCachedWhenLive() async throws {
         try await withServer { origin, server in
             var behavior = OriginBehavior()
