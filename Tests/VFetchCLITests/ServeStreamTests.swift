@@ -194,6 +194,9 @@ struct ServeStreamTests {
             origin.publish("/login.m3u8", Array("<!DOCTYPE html><html><body>Sign in</body></html>".utf8), behavior: page)
             origin.publish("/self/master.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nmaster.m3u8\n".utf8))
             // Never published: the origin answers 404.
+            var huge = Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n".utf8)
+            huge += [UInt8](repeating: UInt8(ascii: "#"), count: 17 << 20)
+            origin.publish("/huge.m3u8", huge)
             // A playlist whose segment and key are gone: the player's requests for them, as linked, fail.
             origin.publish(
                 "/broken/index.m3u8",
@@ -201,7 +204,7 @@ struct ServeStreamTests {
             let broken = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/broken/index.m3u8"))])
             #expect(broken.standardOutput.contains(linked(server, origin.url("/broken/gone.ts"))))
             #expect(broken.standardOutput.contains(linked(server, origin.url("/broken/gone.key"))))
-            let requests = ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd"].map { ($0, server.stream(origin.url($0))) }
+            let requests = ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd", "/huge.m3u8"].map { ($0, server.stream(origin.url($0))) }
                 + ["/broken/gone.ts", "/broken/gone.key"].map { ($0, linked(server, origin.url($0))) }
             for (path, url) in requests {
                 let started = ContinuousClock.now
