@@ -238,6 +238,9 @@ final class PlayerConnection: ChannelInboundHandler {
                 if StreamFormat.detect(contentType: remote.contentType, path: path, firstBytes: []) != nil {
                     return self.playlist(url: url, fromPage: fromPage, head, context)
                 }
+                if Self.mayBePlaylist(remote) {
+                    return self.sniff(head, entry: entry, remote: remote, version: version, url: url, fromPage: fromPage, context)
+                }
                 self.answer(head, entry: entry, remote: remote, version: version, context: context)
             }
         }
@@ -397,6 +400,51 @@ final class PlayerConnection: ChannelInboundHandler {
                 Self.log("\(redactedURL(url)): \(message)")
                 guard current == self.generation, context.channel.isActive else { return }
                 self.originFailed(message, exitStatus: exitStatus, head, context)
+            }
+        }
+    }
+
+    /// Whether a file could be a playlist its origin did not name: no type, or a type that says
+    /// nothing (`text/plain`, as many servers send playlists), and small enough to be one.
+    private static func mayBePlaylist(_ remote: RemoteInfo) -> Bool {
+        let type = (remote.contentType ?? "").split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        } ?? ""
+        guard ["", "text/plain", "application/octet-stream", "binary/octet-stream"].contains(type) else { return false }
+        return (remote.length ?? 0) <= Int64(StreamRewrite.maximumSize)
+    }
+
+    /// Answers a file `mayBePlaylist` allows once its first bytes are on disk: rewritten if they
+    /// start a playlist, as it is otherwise.
+    private func sniff(
+        _ head: HTTPRequestHead, entry: CacheEntry, remote: RemoteInfo, version: Int, url: String, fromPage: Bool,
+        _ context: ChannelHandlerContext
+    ) {
+        let current = generation
+        let (loop, disk, path) = (context.eventLoop, disk, entry.path + ".part")
+        let wanted = Int(min(remote.length ?? 0, 1024))
+        guard wanted > 0 else { return answer(head, entry: entry, remote: remote, version: version, context: context) }
+        entry.whenPresent(Int64(min(wanted, 64) - 1), on: loop).assumeIsolated().whenComplete { present in
+            guard current == self.generation, context.channel.isActive else { return }
+            let count = Int(min(Int64(wanted), entry.presentBytes(from: 0)))
+            guard case .success = present, entry.version == version, count > 0 else {
+                return self.answer(head, entry: entry, remote: remote, version: version, context: context)
+            }
+            disk.runIfActive(eventLoop: loop) { () -> [UInt8] in
+                let file = open(path, O_RDONLY | O_CLOEXEC)
+                guard file >= 0 else { return [] }
+                defer { close(file) }
+                var bytes = [UInt8](repeating: 0, count: count)
+                let read = bytes.withUnsafeMutableBytes { pread(file, $0.baseAddress!, count, 0) }
+                return Array(bytes.prefix(max(0, read)))
+            }.assumeIsolated().whenComplete { first in
+                guard current == self.generation, context.channel.isActive else { return }
+                if case .success(let first) = first, !first.isEmpty,
+                    StreamFormat.detect(contentType: remote.contentType, path: "", firstBytes: first) != nil
+                {
+                    return self.playlist(url: url, fromPage: fromPage, head, context)
+                }
+                self.answer(head, entry: entry, remote: remote, version: version, context: context)
             }
         }
     }

@@ -180,6 +180,18 @@ struct ServeStreamTests {
             origin.publish("/nested.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n\(own)\n".utf8))
             let nested = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/nested.m3u8"))])
             #expect(nested.standardOutput == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n\(own)\n")
+            // No name, no type: told by its first bytes. A file of that type that is none stays as it is.
+            var plain = OriginBehavior()
+            plain.contentType = "text/plain"
+            origin.publish("/get/5", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg9.ts\n".utf8), behavior: plain)
+            let sniffed = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/get/5"))])
+            #expect(sniffed.standardOutput.contains(linked(server, origin.url("/get/seg9.ts"))), "\(sniffed)")
+            var opaque = OriginBehavior()
+            opaque.contentType = "application/octet-stream"
+            let notes = Array("just some notes, #EXTM3U later\n".utf8)
+            origin.publish("/notes", notes, behavior: opaque)
+            let raw = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/notes"))])
+            #expect(raw.standardOutput == String(decoding: notes, as: UTF8.self))
             let vod = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/vod"))])
             #expect(vod.status == 0)
             #expect(vod.standardOutput.lowercased().contains("cache-control: no-cache"))
