@@ -38,6 +38,7 @@ let package = Package(
                 "VFetch",
                 "VFetchCore",
                 "VFetchMedia",
+                "VFetchStreams",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

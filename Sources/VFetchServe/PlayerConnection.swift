@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import VFetch
 import VFetchCore
+import VFetchStreams
 
 /// One player's HTTP/1.1 connection: routes each request and streams cached bytes as they arrive.
 ///
@@ -185,8 +186,12 @@ final class PlayerConnection: ChannelInboundHandler {
                 return fail(.badRequest, "missing url= (a percent-encoded http or https URL)", head, context)
             }
             guard isFetchableURL(url) else { return fail(.badRequest, "not an http or https URL: \(url)", head, context) }
-            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
             let fromPage = isFromWebPage(head)
+            // A playlist's name: it is rewritten, never served from the cache file.
+            if let path = URL(string: url)?.path, StreamFormat.detect(contentType: nil, path: path, firstBytes: []) != nil {
+                return playlist(url: url, fromPage: fromPage, head, context)
+            }
+            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
             if let failure = cache.recentFailure(key: key, publicOnly: fromPage) {
                 return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
@@ -221,11 +226,21 @@ final class PlayerConnection: ChannelInboundHandler {
                     message += " (a web page's request reaches only public addresses)"
                 }
                 let exitStatus = (error as? DownloadError).map { ExitStatus($0).rawValue }
+                // Once per failure: for the next few seconds `recentFailure` answers without coming here.
+                Self.log("\(redactedURL(url)): \(message)")
                 cache.failed(entry, key: key, publicOnly: fromPage, message: message, exitStatus: exitStatus)
                 guard current == self.generation, context.channel.isActive else { return }
                 self.originFailed(message, exitStatus: exitStatus, head, context)
             case .success(let (remote, version)):
                 guard current == self.generation, context.channel.isActive else { return }
+                // A playlist under another name, told by its Content-Type.
+                let path = URL(string: remote.url)?.path ?? ""
+                if StreamFormat.detect(contentType: remote.contentType, path: path, firstBytes: []) != nil {
+                    return self.playlist(url: url, fromPage: fromPage, head, context)
+                }
+                if Self.mayBePlaylist(remote) {
+                    return self.sniff(head, entry: entry, remote: remote, version: version, url: url, fromPage: fromPage, context)
+                }
                 self.answer(head, entry: entry, remote: remote, version: version, context: context)
             }
         }
@@ -325,6 +340,125 @@ final class PlayerConnection: ChannelInboundHandler {
             self.pump(context: context)
         }
     }
+
+    // MARK: - Playlists
+
+    /// A playlist or manifest, fetched afresh from the origin with every URI in it pointing back
+    /// through `/stream`: segments, init sections and keys then come through the cache. Never
+    /// served from a cache file, since a live playlist changes every target duration.
+    ///
+    /// The links name this server as the player reached it (the `Host` it sent, which passed the
+    /// Host check) and carry only `url=`: what a plain `/stream` request needs, and nothing secret.
+    private func playlist(url: String, fromPage: Bool, _ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        guard let host = head.headers.first(name: "Host") else {
+            return fail(.badRequest, "no Host header", head, context)
+        }
+        let current = generation
+        var options = cache.settings.download
+        options.publicAddressesOnly = options.publicAddressesOnly || fromPage
+        // A player waits for this answer: a dead origin fails it soon rather than after minutes.
+        options.retries = min(options.retries, 2)
+        let own = "http://\(host)/"
+        let prefix = own + "stream?url="
+        let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
+        promise.completeWithTask {
+            let fetched = try await StreamDownload.document(url: url, options: options, limit: Int64(StreamRewrite.maximumSize))
+            guard let final = URL(string: fetched.finalURL) else { throw PlaylistFailure("the origin redirected to a bad URL") }
+            guard let format = StreamFormat.detect(contentType: fetched.contentType, path: final.path, firstBytes: fetched.bytes)
+            else {
+                let type = fetched.contentType ?? "no Content-Type"
+                throw PlaylistFailure("the origin answered \(type), neither an HLS playlist nor a DASH manifest")
+            }
+            do {
+                return try StreamRewrite.rewrite(
+                    fetched.bytes, format: format, url: final, requested: URL(string: url),
+                    // A /stream link to this server already goes through it: wrapped again, each read would
+                    // nest deeper. Any other of its paths is wrapped, so a playlist cannot send a player there.
+                    link: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) })
+            } catch {
+                throw PlaylistFailure("\(error)")
+            }
+        }
+        promise.futureResult.assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let document):
+                guard current == self.generation, context.channel.isActive else { return }
+                var headers = HTTPHeaders()
+                // A live playlist is asked for again every target duration, and must be fresh each time.
+                headers.add(name: "Cache-Control", value: document.isLive ? "no-store" : "no-cache")
+                self.respond(.ok, type: document.contentType, body: document.bytes, head, context, headers: headers)
+            case .failure(let error):
+                var message = "\(error)"
+                var exitStatus: Int32?
+                if let error = error as? DownloadError {
+                    message = "origin: \(error)"
+                    exitStatus = ExitStatus(error).rawValue
+                    if fromPage, case .connectFailed = error { message += " (a web page's request reaches only public addresses)" }
+                }
+                Self.log("\(redactedURL(url)): \(message)")
+                guard current == self.generation, context.channel.isActive else { return }
+                self.originFailed(message, exitStatus: exitStatus, head, context)
+            }
+        }
+    }
+
+    /// Whether a file could be a playlist its origin did not name: no type, or a type that says
+    /// nothing (`text/plain`, as many servers send playlists), and small enough to be one.
+    private static func mayBePlaylist(_ remote: RemoteInfo) -> Bool {
+        let type = (remote.contentType ?? "").split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        } ?? ""
+        guard ["", "text/plain", "application/octet-stream", "binary/octet-stream"].contains(type) else { return false }
+        return (remote.length ?? 0) <= Int64(StreamRewrite.maximumSize)
+    }
+
+    /// Answers a file `mayBePlaylist` allows once its first bytes are on disk: rewritten if they
+    /// start a playlist, as it is otherwise.
+    private func sniff(
+        _ head: HTTPRequestHead, entry: CacheEntry, remote: RemoteInfo, version: Int, url: String, fromPage: Bool,
+        _ context: ChannelHandlerContext
+    ) {
+        let current = generation
+        let (loop, disk, path) = (context.eventLoop, disk, entry.path + ".part")
+        let wanted = Int(min(remote.length ?? 0, 1024))
+        guard wanted > 0 else { return answer(head, entry: entry, remote: remote, version: version, context: context) }
+        entry.whenPresent(Int64(min(wanted, 64) - 1), on: loop).assumeIsolated().whenComplete { present in
+            guard current == self.generation, context.channel.isActive else { return }
+            let count = Int(min(Int64(wanted), entry.presentBytes(from: 0)))
+            guard case .success = present, entry.version == version, count > 0 else {
+                return self.answer(head, entry: entry, remote: remote, version: version, context: context)
+            }
+            disk.runIfActive(eventLoop: loop) { () -> [UInt8] in
+                let file = open(path, O_RDONLY | O_CLOEXEC)
+                guard file >= 0 else { return [] }
+                defer { close(file) }
+                var bytes = [UInt8](repeating: 0, count: count)
+                let read = bytes.withUnsafeMutableBytes { pread(file, $0.baseAddress!, count, 0) }
+                return Array(bytes.prefix(max(0, read)))
+            }.assumeIsolated().whenComplete { first in
+                guard current == self.generation, context.channel.isActive else { return }
+                if case .success(let first) = first, !first.isEmpty,
+                    StreamFormat.detect(contentType: remote.contentType, path: "", firstBytes: first) != nil
+                {
+                    return self.playlist(url: url, fromPage: fromPage, head, context)
+                }
+                self.answer(head, entry: entry, remote: remote, version: version, context: context)
+            }
+        }
+    }
+
+    /// A line in serve's log (its standard error, `serve.log` when `play` started it), secrets redacted.
+    private static func log(_ line: String) {
+        FileHandle.standardError.write(Data("vfetch serve: \(redactingCredentials(in: line))\n".utf8))
+    }
+
+    /// `text` percent-encoded as a query value: everything but RFC 3986's unreserved characters.
+    private static func queryValue(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// What the request's preconditions make of it (GET and HEAD are the only methods that get here).
     private func preconditions(_ head: HTTPRequestHead, etag: String?, lastModified: String?) -> ConditionalRequest {
@@ -531,4 +665,10 @@ final class PlayerConnection: ChannelInboundHandler {
             headers.replaceOrAdd(name: "Connection", value: "keep-alive")
         }
     }
+}
+
+/// Why a playlist could not be answered, for the player and serve's log.
+struct PlaylistFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,230 @@
+import Foundation
+import TestOrigin
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// HLS and DASH through `vfetch serve`: ffmpeg opens the playlist through serve, and every playlist,
+/// init section, key and segment it then asks for must come through serve and decode to the
+/// source's frames.
+@Suite(.enabled(if: StreamFixture.isAvailable, "needs ffmpeg to make the streams"))
+struct ServeStreamTests {
+    /// The checksums of the decoded frames of video stream `map` (framemd5's last column).
+    static func frames(_ input: String, map: String = "0:v:0") async throws -> (checksums: [String], errors: String) {
+        let result = try await run(
+            "/usr/bin/env",
+            ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-i", input, "-map", map, "-f", "framemd5", "-"],
+            timeout: .seconds(120))
+        let checksums = result.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
+            $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        return (checksums, result.status == 0 ? "" : "ffmpeg exited with \(result.status): \(result.standardError)")
+    }
+
+    func withServer(_ body: (TestOrigin, ServerProcess) async throws -> Void) async throws {
+        try await withOrigin { origin, directory in
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
+            do {
+                try await body(origin, server)
+                #expect(await server.stop() == 0, "a clean stop exits with 0")
+            } catch {
+                await server.crash()
+                throw error
+            }
+        }
+    }
+
+    /// How serve links `url` in a rewritten playlist: every byte but the unreserved ones percent-encoded.
+    func linked(_ server: ServerProcess, _ url: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return server.base + "/stream?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
+    }
+
+    /// What serve wrote on stderr so far.
+    func log(_ server: ServerProcess) -> String {
+        (try? String(contentsOfFile: server.cacheDirectory + ".stderr", encoding: .utf8)) ?? ""
+    }
+
+    @Test(arguments: [StreamFixture.Kind.hlsVariants, .hlsFragmented, .hlsByteRange, .hlsEncrypted, .dash])
+    func ffmpegPlaysTheStreamThroughServeWithTheSourcesFrames(_ kind: StreamFixture.Kind) async throws {
+        let fixture = try await StreamFixture.shared(kind)
+        let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
+        #expect(source.checksums.count == StreamFixture.duration * StreamFixture.frameRate)
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let played = try await Self.frames(server.stream(origin.url("/s/" + fixture.entry)))
+            #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
+            #expect(played.checksums == source.checksums)
+            // Every request went through serve: the origin saw the playlist's parts asked for by serve's
+            // cache, and the rewritten playlist names no origin URL outside a url= parameter.
+            let playlist = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/" + fixture.entry))])
+            #expect(playlist.status == 0)
+            #expect(!playlist.standardOutput.contains(origin.url("/s/")))
+            #expect(playlist.standardOutput.contains(server.base + "/stream?url="))
+            // The segments (and init sections, keys) are cache entries; the playlists, fetched afresh, are not.
+            let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+            let urls = entries.compactMap { $0["url"] as? String }
+            #expect(urls.count >= StreamFixture.duration / StreamFixture.segmentDuration || kind == .hlsByteRange)
+            #expect(!urls.isEmpty && urls.allSatisfy { $0.hasPrefix(origin.url("/s/")) })
+            #expect(!urls.contains { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }, "\(urls)")
+        }
+    }
+
+    /// The DASH fixture's manifest moved around: BaseURLs at the Period (`../media/`) and in each
+    /// Representation (`v/`, `a/`), and each SegmentTemplate lent by its AdaptationSet, so the
+    /// template's links must be made against each Representation's own BaseURL.
+    static func layeredManifest(_ fixture: StreamFixture) throws -> String {
+        var text = try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8)
+        var searchFrom = text.startIndex
+        for directory in ["v/", "a/"] {
+            let template = try #require(text.range(of: "<SegmentTemplate", range: searchFrom..<text.endIndex))
+            let templateEnd = try #require(text.range(of: "</SegmentTemplate>", range: template.upperBound..<text.endIndex))
+            let block = String(text[template.lowerBound..<templateEnd.upperBound])
+            text.removeSubrange(template.lowerBound..<templateEnd.upperBound)
+            let representation = try #require(text.range(of: "<Representation", options: .backwards, range: text.startIndex..<template.lowerBound))
+            let representationEnd = try #require(text.range(of: ">", range: representation.upperBound..<text.endIndex))
+            text.insert(contentsOf: "<BaseURL>\(directory)</BaseURL>", at: representationEnd.upperBound)
+            text.insert(contentsOf: block + "\n", at: representation.lowerBound)
+            searchFrom = try #require(text.range(of: "</AdaptationSet>", range: representation.lowerBound..<text.endIndex)).upperBound
+        }
+        let period = try #require(text.range(of: "<Period id=\"0\" start=\"PT0.0S\">"))
+        text.insert(contentsOf: "<BaseURL>../media/</BaseURL>", at: period.upperBound)
+        return text
+    }
+
+    @Test func ffmpegPlaysADASHManifestWithBaseURLsAtSeveralLevelsAndLentTemplates() async throws {
+        let fixture = try await StreamFixture.shared(.dash)
+        let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
+        let manifest = try Self.layeredManifest(fixture)
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/media/v")
+            try origin.publishDirectory(fixture.directory, at: "/media/a")
+            var behavior = OriginBehavior()
+            behavior.contentType = "application/dash+xml"
+            origin.publish("/m/manifest.mpd", Array(manifest.utf8), behavior: behavior)
+            // The manifest is right: `vfetch get` saves the source's frames from it. (ffmpeg itself
+            // cannot read it from the origin: its DASH demuxer mishandles a `../` BaseURL.)
+            let saved = server.cacheDirectory + "-direct.mp4"
+            let got = try await vfetch(["get", origin.url("/m/manifest.mpd"), "-o", saved])
+            #expect(got.status == 0, "\(got.standardError)")
+            #expect(try await Self.frames(saved).checksums == source.checksums)
+            let played = try await Self.frames(server.stream(origin.url("/m/manifest.mpd")))
+            #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
+            #expect(played.checksums == source.checksums)
+            let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+            let urls = entries.compactMap { $0["url"] as? String }
+            #expect(urls.contains(origin.url("/media/v/init-stream0.m4s")), "\(urls)")
+            #expect(urls.contains(origin.url("/media/a/init-stream1.m4s")), "\(urls)")
+        }
+    }
+
+    @Test func aLivePlaylistIsReadAfreshAsItGrows() async throws {
+        let fixture = try await StreamFixture.shared(.hlsFragmented)
+        let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
+        let vod = try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8)
+        // Live: no playlist type, no end; the last segment not out yet.
+        let full = vod.replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD\n", with: "")
+        let ending = try #require(full.range(of: "#EXTINF:2.000000,\nsegment2.m4s\n#EXT-X-ENDLIST\n"))
+        let live = String(full[..<ending.lowerBound])
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            var behavior = OriginBehavior()
+            behavior.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/s/index.m3u8", Array(live.utf8), behavior: behavior)
+            let playlist = server.stream(origin.url("/s/index.m3u8"))
+            let first = try await run("/usr/bin/curl", ["-sfD", "-", playlist])
+            #expect(first.standardOutput.lowercased().contains("cache-control: no-store"))
+            #expect(!first.standardOutput.contains("segment2.m4s"))
+            // The stream goes on (and ends) while ffmpeg plays it: it sees the new segment only by
+            // reading the playlist through serve again.
+            let growing = Task {
+                try await Task.sleep(for: .seconds(1))
+                origin.replace("/s/index.m3u8", with: Array(full.utf8))
+            }
+            let played = try await run(
+                "/usr/bin/env",
+                ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-live_start_index", "0", "-i", playlist,
+                 "-map", "0:v:0", "-f", "framemd5", "-"],
+                timeout: .seconds(120))
+            try await growing.value
+            #expect(played.status == 0, "\(played.standardError)\n\(log(server).suffix(2000))")
+            let checksums = played.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
+                $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+            #expect(checksums == source.checksums)
+            let again = try await run("/usr/bin/curl", ["-sfD", "-", playlist])
+            #expect(again.standardOutput.lowercased().contains("cache-control: no-cache"), "ended: no longer live")
+        }
+    }
+
+    @Test func theRewrittenPlaylistHasAPlaylistsTypeAndIsNotCachedWhenLive() async throws {
+        try await withServer { origin, server in
+            var behavior = OriginBehavior()
+            behavior.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/live/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg1.ts\n".utf8), behavior: behavior)
+            // Named by its type alone: no .m3u8 in the URL.
+            origin.publish("/vod", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg1.ts\n#EXT-X-ENDLIST\n".utf8), behavior: behavior)
+            let live = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/live/index.m3u8"))])
+            #expect(live.status == 0)
+            #expect(live.standardOutput.lowercased().contains("content-type: application/vnd.apple.mpegurl"))
+            #expect(live.standardOutput.lowercased().contains("cache-control: no-store"))
+            #expect(live.standardOutput.contains(linked(server, origin.url("/live/seg1.ts"))))
+            // Asked again, the origin is asked again: a live playlist is never served from the cache.
+            let before = origin.bytesServed("/live/index.m3u8")
+            _ = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/live/index.m3u8"))])
+            #expect(origin.bytesServed("/live/index.m3u8") > before)
+            // A link to serve itself is kept as it is, not wrapped again.
+            let own = server.stream(origin.url("/live/index.m3u8"))
+            origin.publish("/nested.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n\(own)\n".utf8))
+            let nested = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/nested.m3u8"))])
+            #expect(nested.standardOutput == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n\(own)\n")
+            // No name, no type: told by its first bytes. A file of that type that is none stays as it is.
+            var plain = OriginBehavior()
+            plain.contentType = "text/plain"
+            origin.publish("/get/5", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg9.ts\n".utf8), behavior: plain)
+            let sniffed = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/get/5"))])
+            #expect(sniffed.standardOutput.contains(linked(server, origin.url("/get/seg9.ts"))), "\(sniffed)")
+            var opaque = OriginBehavior()
+            opaque.contentType = "application/octet-stream"
+            let notes = Array("just some notes, #EXTM3U later\n".utf8)
+            origin.publish("/notes", notes, behavior: opaque)
+            let raw = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/notes"))])
+            #expect(raw.standardOutput == String(decoding: notes, as: UTF8.self))
+            let vod = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/vod"))])
+            #expect(vod.status == 0)
+            #expect(vod.standardOutput.lowercased().contains("cache-control: no-cache"))
+            #expect(vod.standardOutput.contains(linked(server, origin.url("/seg1.ts"))))
+        }
+    }
+
+    @Test func badPlaylistsAreAnHTTPErrorAndALogLineNeverAHang() async throws {
+        try await withServer { origin, server in
+            var page = OriginBehavior()
+            page.contentType = "text/html"
+            origin.publish("/login.m3u8", Array("<!DOCTYPE html><html><body>Sign in</body></html>".utf8), behavior: page)
+            origin.publish("/self/master.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nmaster.m3u8\n".utf8))
+            // Never published: the origin answers 404.
+            var huge = Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n".utf8)
+            huge += [UInt8](repeating: UInt8(ascii: "#"), count: 17 << 20)
+            origin.publish("/huge.m3u8", huge)
+            // A playlist whose segment and key are gone: the player's requests for them, as linked, fail.
+            origin.publish(
+                "/broken/index.m3u8",
+                Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"gone.key\"\n#EXTINF:2,\ngone.ts\n#EXT-X-ENDLIST\n".utf8))
+            let broken = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/broken/index.m3u8"))])
+            #expect(broken.standardOutput.contains(linked(server, origin.url("/broken/gone.ts"))))
+            #expect(broken.standardOutput.contains(linked(server, origin.url("/broken/gone.key"))))
+            let requests = ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd", "/huge.m3u8"].map { ($0, server.stream(origin.url($0))) }
+                + ["/broken/gone.ts", "/broken/gone.key"].map { ($0, linked(server, origin.url($0))) }
+            for (path, url) in requests {
+                let started = ContinuousClock.now
+                let answer = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", url])
+                #expect(answer.standardOutput == "502", "\(path)")
+                #expect(ContinuousClock.now - started < .seconds(20), "\(path)")
+                #expect(log(server).contains(path), "\(path): \(log(server))")
+            }
+        }
+    }
+}
