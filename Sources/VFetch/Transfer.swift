@@ -57,6 +57,7 @@ extension Transfer: Sendable {}
 let transferWriteCallback: EasyHandle.DataCallback = { data, size, count, userdata in
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
     guard transfer.engine.admit(size * count, from: transfer) else { return EasyHandle.pauseReceiving }
+    transfer.engine.multi.bytesDelivered += size * count
     let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
     return transfer.engine.receive(bytes, from: transfer) ? size * count : 0
 }
