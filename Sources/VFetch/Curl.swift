@@ -195,42 +195,21 @@ final class MultiHandle {
 
     /// Body bytes the transfers' write callbacks took (`Transfer` counts them): what `poll` paces on.
     var bytesDelivered = 0
-    /// Body bytes per millisecond over the last window of at least 50 ms; 0 while nothing arrives.
-    private var rate = 0.0
-    private var rateWindow = (start: ContinuousClock.now, bytes: 0)
-    private var lastWake = ContinuousClock.now
+    private let started = ContinuousClock.now
+    private lazy var pacing = WakePacing(now: started.secondsAgo)
 
-    /// While data flows, each wake waits for about this much of it...
-    static let batchBytes = 1 << 20
-    /// ...but no longer than this after the last wake, in milliseconds.
-    static let maxBatchDelay = 10.0
-
-    /// Waits for socket activity, a wakeup, or the timeout.
-    ///
-    /// While data arrives it first lets about `batchBytes` gather, up to `maxBatchDelay` after the last
-    /// wake, the wait counted against the timeout. Every `perform()` costs libcurl a `poll` of each transfer's
-    /// socket before reading it, so over HTTP/2, many throttled streams on one connection, waking for
-    /// each TLS record spent more on polls than on the data. A fast link brings the batch in a millisecond
-    /// or two and hardly waits; the kernel's socket buffer holds what arrives meanwhile.
+    /// Waits for socket activity, a wakeup, or the timeout; while data flows, first lets it gather
+    /// as `WakePacing` says (the wait counted against the timeout).
     func poll(timeoutMilliseconds: Int) {
         var timeout = timeoutMilliseconds
-        let now = ContinuousClock.now
-        let window = (now - rateWindow.start) / .milliseconds(1)
-        if window >= 50 {
-            rate = Double(bytesDelivered - rateWindow.bytes) / window
-            rateWindow = (now, bytesDelivered)
-        }
-        if rate > 0 {
-            let wait = min(Self.maxBatchDelay, Double(Self.batchBytes) / rate) - (now - lastWake) / .milliseconds(1)
-            let pause = min(wait, Double(timeout))
-            if pause > 0 {
-                usleep(UInt32(pause * 1000))
-                timeout = max(0, timeout - Int(pause.rounded(.up)))
-            }
+        let pause = pacing.pause(now: started.secondsAgo, delivered: bytesDelivered, timeout: Double(timeout) / 1000)
+        if pause > 0 {
+            usleep(UInt32(pause * 1_000_000))
+            timeout = max(0, timeout - Int((pause * 1000).rounded(.up)))
         }
         var ready: Int32 = 0
         curl_multi_poll(raw, nil, 0, Int32(timeout), &ready)
-        lastWake = .now
+        pacing.woke(now: started.secondsAgo)
     }
 
     /// Finished transfers since the last call, as (easy handle, result).
