@@ -6,6 +6,9 @@ public struct DownloadOptions: Sendable, Equatable {
         /// HTTP/2 where an https server offers it: segments are streams of one connection, whose
         /// handshake and encryption they share (per-request limits apply per stream); HTTP/1.1 otherwise.
         case http2
+        /// HTTP/2 where an https server offers it, and HTTP/1.1 instead where that measures clearly faster
+        /// on the origin (one shaping each TCP connection): see `ProtocolTrial`.
+        case automatic
     }
 
     /// Parallel connections at most.
@@ -29,7 +32,7 @@ public struct DownloadOptions: Sendable, Equatable {
     public var caCertificates: String?
     /// Overall limit in bytes per second.
     public var maxBytesPerSecond: Int64?
-    public var httpVersion = HTTPVersion.http2
+    public var httpVersion = HTTPVersion.automatic
     /// Failed attempts in a row, without progress, one segment may take.
     public var retries = 5
     /// The longest `Retry-After` (of a 429, 503, …) worth waiting for, in seconds. An origin that asks for

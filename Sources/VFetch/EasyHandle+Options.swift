@@ -26,8 +26,12 @@ extension EasyHandle {
             try set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         if let bundle = options.caCertificates { try set(CURLOPT_CAINFO, bundle) }
-        let version = options.httpVersion == .http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1
-        try set(CURLOPT_HTTP_VERSION, Int(version))
+        try useHTTP2(options.httpVersion != .http1_1)
+    }
+
+    /// HTTP/2 where an https server offers it, or HTTP/1.1. The corresponding libcurl option is `CURLOPT_HTTP_VERSION`.
+    func useHTTP2(_ http2: Bool) throws {
+        try set(CURLOPT_HTTP_VERSION, Int(http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1))
     }
 }
 

@@ -49,6 +49,9 @@ final class Engine {
     /// `--connections`, or 1 once ranges failed; the controller decides below it.
     var connectionLimit: Int
     var controller: ConnectionController?
+    /// Whether new requests go as HTTP/2 streams or on HTTP/1.1 connections: only where the user left it
+    /// to vfetch and the origin speaks HTTP/2.
+    var protocolTrial: ProtocolTrial?
     /// This download's place in its host's connection budget, shared with the process's other downloads
     /// from that host; and how many connections the budget allowed at the last turn.
     var hostClaim: HostConnections.Claim?
@@ -183,6 +186,7 @@ final class Engine {
         try easy.configure(url: transfer.url, options: options, headers: headers)
         try easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
         try easy.set(CURLOPT_SHARE, pointer: share.raw)
+        if let protocolTrial { try easy.useHTTP2(protocolTrial.current == .http2) }
         // The probe asks for `0-` (or from the first byte not saved) so its 206 tells range support and
         // length, and its body is kept.
         if transfer.isProbe {
@@ -267,6 +271,9 @@ final class Engine {
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
         controller = ConnectionController(.init(maximum: connectionLimit), now: now, bytesDone: resumed.count)
+        if options.httpVersion == .automatic, transfer.easy.info(CURLINFO_HTTP_VERSION) == Int(CURL_HTTP_VERSION_2_0) {
+            protocolTrial = ProtocolTrial(now: now)
+        }
         if let hostClaim {
             self.hostClaim = HostConnections.shared.move(
                 hostClaim, to: requestURL, maximum: connectionLimit, maxRetryAfter: options.maxRetryWait)
@@ -441,6 +448,7 @@ final class Engine {
         guard var controller, let scheduler else { return }
         let delivering = transfers.values.reduce(0) { $0 + ($1.delivering ? 1 : 0) }
         let allowance = reportToHost(wanted: controller.wanted)
+        decideProtocol(scheduler)
         let limit = min(
             allowance,
             controller.update(bytesDone: scheduler.completed.count, delivering: delivering, allowed: allowance, now: now))
@@ -454,6 +462,18 @@ final class Engine {
         for id in SegmentScheduler.transfersToStop(transfers, keeping: limit) {
             self.scheduler?.release(id)
             stop(id)
+        }
+    }
+
+    /// Follows the protocol trial; says once when HTTP/1.1 won.
+    func decideProtocol(_ scheduler: SegmentScheduler) {
+        guard var trial = protocolTrial, let total = scheduler.total else { return }
+        let before = trial.rates.http1
+        _ = trial.update(bytesDone: scheduler.completed.count, remaining: total - scheduler.completed.count, now: now)
+        protocolTrial = trial
+        if before == nil, let http1 = trial.rates.http1, let http2 = trial.rates.http2, trial.current == .http1 {
+            let rate = { (bytes: Double) in String(format: "%.1f MiB/s", bytes / 1_048_576) }
+            events.yield(.notice("HTTP/1.1 connections are faster on this origin than HTTP/2 streams (\(rate(http1)) against \(rate(http2))): using them"))
         }
     }
 

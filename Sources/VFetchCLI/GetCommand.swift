@@ -59,7 +59,7 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .customLong("http1.1"), help: "Use HTTP/1.1, one connection per segment.")
     var http11 = false
 
-    @Flag(name: .customLong("http2"), help: "Use HTTP/2 where an https server offers it (default).")
+    @Flag(name: .customLong("http2"), help: "Use HTTP/2 where an https server offers it, even where HTTP/1.1 would measure faster.")
     var http2 = false
 
     @Option(help: "Verify the finished file: sha256=HEX.")
@@ -147,7 +147,7 @@ struct GetCommand: AsyncParsableCommand {
         options.insecure = insecure
         options.caCertificates = cacert
         options.maxBytesPerSecond = maxSpeed?.bytes
-        options.httpVersion = http11 ? .http1_1 : .http2
+        options.httpVersion = http11 ? .http1_1 : http2 ? .http2 : .automatic
         options.sha256 = checksum.flatMap(sha256Digest(fromChecksum:))
         options.retries = max(0, retries)
         options.maxRetryWait = maxRetryWait

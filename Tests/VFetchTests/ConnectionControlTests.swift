@@ -98,9 +98,13 @@ import VFetch
             options.connections = 16
             options.retries = 1
             let first = Task { await fetch(origin.url("/first.bin"), to: .file(directory + "/first.bin"), options: options) }
-            // The second starts once the first has learned the limit and holds all four: its first request must
-            // wait for a connection the first gives back, not be refused until its retries run out.
-            try await Task.sleep(for: .milliseconds(700))
+            // The second starts once the first has learned the limit (its extra connections were refused) and
+            // holds all four: its first request must wait for a connection the first gives back, not be refused
+            // until its retries run out. On the origin's state, not a clock: a loaded machine is slower.
+            for _ in 0..<500 where !origin.requests.contains(where: { $0.status == 503 }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await Task.sleep(for: .milliseconds(100))
             let second = await fetch(origin.url("/second.bin"), to: .file(directory + "/second.bin"), options: options)
             let summaries = [try await first.value.result.get(), try second.result.get()]
             for (name, bytes) in files { #expect(try sha256(file: directory + "/\(name).bin") == sha256(bytes)) }
@@ -115,11 +119,12 @@ import VFetch
 
     @Test func anOriginThatStartsLimitingEachConnectionMidDownloadGetsMoreConnections() async throws {
         try await withOrigin { origin, directory in
-            // Unlimited at first, so one connection is enough; then 512 KiB/s per connection, as a host under load.
+            // Unlimited at first, so one connection is enough; then 1 MiB/s per connection, as a host under load.
             var host = OriginConfiguration()
-            host.rateChange = (afterBytes: 20 * Self.mib, bytesPerSecond: 512 << 10)
+            host.rateChange = (afterBytes: 20 * Self.mib, bytesPerSecond: Self.mib)
             origin.configuration = host
-            let bytes = randomBytes(28 * Self.mib, seed: 46)
+            // 16 MiB after the change: enough work left to split among eight connections (1 MiB at least each).
+            let bytes = randomBytes(36 * Self.mib, seed: 46)
             origin.publish("/changing.bin", bytes)
             var options = DownloadOptions()
             options.connections = 8
