@@ -31,17 +31,11 @@ static inline CURLcode ccurl_easy_setopt_opensocket_callback(CURL *h, curl_opens
 static inline CURLcode ccurl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) {
     return curl_easy_getinfo(h, i, v);
 }
-static inline CURLcode ccurl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) {
-    return curl_easy_getinfo(h, i, v);
-}
 static inline CURLcode ccurl_easy_getinfo_string(CURL *h, CURLINFO i, char **v) {
     return curl_easy_getinfo(h, i, v);
 }
 static inline CURLSHcode ccurl_share_setopt_long(CURLSH *s, CURLSHoption o, long v) {
     return curl_share_setopt(s, o, v);
-}
-static inline CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v) {
-    return curl_multi_setopt(m, o, v);
 }
 
 #endif
