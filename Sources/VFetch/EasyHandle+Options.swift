@@ -26,12 +26,16 @@ extension EasyHandle {
             try set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         if let bundle = options.caCertificates { try set(CURLOPT_CAINFO, bundle) }
-        try useHTTP2(options.httpVersion != .http1_1)
+        try useHTTP2(options.httpVersion != .http1_1, url: url)
     }
 
-    /// HTTP/2 where an https server offers it, or HTTP/1.1. The corresponding libcurl option is `CURLOPT_HTTP_VERSION`.
-    func useHTTP2(_ http2: Bool) throws {
+    /// HTTP/2 where an https server offers it, or HTTP/1.1. Over https a request for HTTP/2 waits for a
+    /// connection being set up to say whether it multiplexes, rather than open one more beside it (the
+    /// probe and the tail of `--stream` start together). The corresponding libcurl options are
+    /// `CURLOPT_HTTP_VERSION` and `CURLOPT_PIPEWAIT`.
+    func useHTTP2(_ http2: Bool, url: String) throws {
         try set(CURLOPT_HTTP_VERSION, Int(http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1))
+        try set(CURLOPT_PIPEWAIT, http2 && url.lowercased().hasPrefix("https:"))
     }
 }
 

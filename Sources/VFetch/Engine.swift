@@ -186,7 +186,7 @@ final class Engine {
         try easy.configure(url: transfer.url, options: options, headers: headers)
         try easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
         try easy.set(CURLOPT_SHARE, pointer: share.raw)
-        if let protocolTrial { try easy.useHTTP2(protocolTrial.current == .http2) }
+        if let protocolTrial { try easy.useHTTP2(protocolTrial.current == .http2, url: transfer.url) }
         // The probe asks for `0-` (or from the first byte not saved) so its 206 tells range support and
         // length, and its body is kept.
         if transfer.isProbe {
