@@ -60,6 +60,12 @@ final class HostConnections: Sendable {
         }
     }
 
+    /// The download stopped transfers to hold fewer connections.
+    func gaveBack(_ claim: Claim) {
+        let now = started.secondsAgo
+        state.withLock { state in state.budgets[claim.host]?.gaveBack(claim.download, now: now) }
+    }
+
     /// A request was refused: true when that is the host's connection limit (see `HostBudget.refused`).
     func refused(_ claim: Claim, working: Int, retryAfter: Double?) -> Bool {
         let now = started.secondsAgo

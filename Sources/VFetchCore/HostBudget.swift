@@ -6,8 +6,9 @@
 /// - The host gets at most the largest `--connections` of its downloads, and no more than it allows
 ///   (its `HostCeiling`, learned from refusals counted across all of them).
 /// - That is split by max-min fairness: a download that wants less leaves the rest to the others.
-/// - A download may only grow into connections the others have given back, so a newcomer never opens
-///   one that the host would refuse while the others still hold theirs.
+/// - A download may only grow into connections the others have given back, and only once those had
+///   `closeDelay` to close at the host (it counts a response it was sending until it sees the close), so
+///   a newcomer does not open one that the host would refuse while the others still hold theirs.
 package struct HostBudget: Sendable {
     /// What one download holds and wants.
     package struct Claim: Sendable, Equatable {
@@ -19,10 +20,14 @@ package struct HostBudget: Sendable {
         /// Transfers it has open, and how many of those had their answers.
         package var open = 0
         package var working = 0
+        /// When it last stopped transfers to give connections back.
+        package var gaveBackAt = -Double.infinity
     }
 
     package private(set) var ceiling: HostCeiling
     package private(set) var claims: [Int: Claim] = [:]
+    /// Seconds a connection given back is not yet another download's.
+    package var closeDelay = 0.1
 
     package init(ceiling: HostCeiling = HostCeiling()) { self.ceiling = ceiling }
 
@@ -51,7 +56,12 @@ package struct HostBudget: Sendable {
         claims[download] = claim
         let maximum = claims.values.map(\.maximum).max() ?? 1
         ceiling.update(inUse: claims.values.reduce(0) { $0 + $1.open }, maximum: maximum, now: now)
-        return allowance(for: download)
+        return allowance(for: download, now: now)
+    }
+
+    /// `download` stopped transfers to hold fewer connections (its allowance or its controller said so).
+    package mutating func gaveBack(_ download: Int, now: Double) {
+        claims[download]?.gaveBackAt = now
     }
 
     /// A request of `download` was refused (429, 503, a reset before its first byte) while it had `working`
@@ -69,13 +79,16 @@ package struct HostBudget: Sendable {
     }
 
     /// How many connections `download` may hold: its fair share of the capacity and what no download
-    /// wants (room for its controller to try more), less what the others still hold beyond theirs.
-    package func allowance(for download: Int) -> Int {
+    /// wants (room for its controller to try more), less what the others still hold beyond theirs; no
+    /// more than it holds while connections another gave back may still be closing.
+    package func allowance(for download: Int, now: Double) -> Int {
         guard let claim = claims[download] else { return 0 }
         let shares = fairShares()
         let unwanted = capacity - shares.values.reduce(0, +)
         let others = claims.values.reduce(0) { $0 + $1.open } - claim.open
-        return max(0, min((shares[download] ?? 0) + unwanted, capacity - others))
+        let allowance = max(0, min((shares[download] ?? 0) + unwanted, capacity - others))
+        let closing = claims.contains { $0.key != download && now - $0.value.gaveBackAt < closeDelay }
+        return closing ? min(allowance, claim.open) : allowance
     }
 
     /// Max-min fair shares of the capacity: the smallest wants are met first, the rest is split evenly.

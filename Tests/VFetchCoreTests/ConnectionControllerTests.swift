@@ -61,13 +61,16 @@ struct SimulatedOrigin {
                     bytesDone: Int64(download.done), delivering: download.open.count, allowed: allowed, now: now)
                 var limit = fixed ?? min(wanted, allowed)
                 download.run.limits.append(limit)
-                if download.open.count > limit { download.open.removeLast(download.open.count - limit) }
+                if download.open.count > limit {
+                    download.open.removeLast(download.open.count - limit)
+                    budget.gaveBack(index, now: now)
+                }
                 while download.open.count < limit {
                     let others = all.indices.filter { $0 != index }.reduce(0) { $0 + all[$1].open.count }
                     if download.open.count + others >= hostLimit {
                         download.run.refusals += 1
                         guard budget.refused(index, working: download.open.count, retryAfter: nil, now: now) else { break }
-                        limit = min(limit, budget.allowance(for: index))
+                        limit = min(limit, budget.allowance(for: index, now: now))
                         if limit <= download.open.count { break }
                         continue
                     }
