@@ -459,11 +459,11 @@ final class Engine {
         let bulk = transfers.values.filter { !$0.isTail && $0.id != nil }
         guard bulk.count > limit else { return }
         let transfers = bulk.compactMap { transfer in transfer.id.map { (id: $0, answered: transfer.accepted) } }
-        if let hostClaim { HostConnections.shared.gaveBack(hostClaim) }
         for id in SegmentScheduler.transfersToStop(transfers, keeping: limit) {
             self.scheduler?.release(id)
             stop(id)
         }
+        if let hostClaim { HostConnections.shared.gaveBack(hostClaim, open: self.transfers.count, working: answeredTransfers) }
     }
 
     /// Follows the protocol trial; says once when HTTP/1.1 won.

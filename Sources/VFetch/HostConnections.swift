@@ -60,10 +60,10 @@ final class HostConnections: Sendable {
         }
     }
 
-    /// The download stopped transfers to hold fewer connections.
-    func gaveBack(_ claim: Claim) {
+    /// The download stopped transfers to hold fewer connections: `open` and `working` are left.
+    func gaveBack(_ claim: Claim, open: Int, working: Int) {
         let now = started.secondsAgo
-        state.withLock { state in state.budgets[claim.host]?.gaveBack(claim.download, now: now) }
+        state.withLock { state in state.budgets[claim.host]?.gaveBack(claim.download, open: open, working: working, now: now) }
     }
 
     /// A request was refused: true when that is the host's connection limit (see `HostBudget.refused`).

@@ -59,8 +59,11 @@ package struct HostBudget: Sendable {
         return allowance(for: download, now: now)
     }
 
-    /// `download` stopped transfers to hold fewer connections (its allowance or its controller said so).
-    package mutating func gaveBack(_ download: Int, now: Double) {
+    /// `download` stopped transfers to hold fewer connections (its allowance or its controller said so)
+    /// and has `open` and `working` left.
+    package mutating func gaveBack(_ download: Int, open: Int, working: Int, now: Double) {
+        claims[download]?.open = open
+        claims[download]?.working = working
         claims[download]?.gaveBackAt = now
     }
 

@@ -63,7 +63,7 @@ struct SimulatedOrigin {
                 download.run.limits.append(limit)
                 if download.open.count > limit {
                     download.open.removeLast(download.open.count - limit)
-                    budget.gaveBack(index, now: now)
+                    budget.gaveBack(index, open: download.open.count, working: download.open.count, now: now)
                 }
                 while download.open.count < limit {
                     let others = all.indices.filter { $0 != index }.reduce(0) { $0 + all[$1].open.count }
