@@ -360,24 +360,74 @@ final class PlayerConnection: ChannelInboundHandler {
         options.retries = min(options.retries, 2)
         let own = "http://\(host)/"
         let prefix = own + "stream?url="
+        let (directory, disk) = (cache.directory, disk)
         let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
         promise.completeWithTask {
-            let fetched = try await StreamDownload.document(url: url, options: options, limit: Int64(StreamRewrite.maximumSize))
-            guard let final = URL(string: fetched.finalURL) else { throw PlaylistFailure("the origin redirected to a bad URL") }
-            guard let format = StreamFormat.detect(contentType: fetched.contentType, path: final.path, firstBytes: fetched.bytes)
+            let kept = try? await disk.runIfActive { directory.keptPlaylist(url: url) }
+            var options = options
+            if kept != nil {
+                // A copy to fall back on: an origin out of reach costs the player seconds, not minutes of retries.
+                (options.retries, options.connectTimeout) = (0, min(options.connectTimeout, 5))
+                options.stallTimeout = min(options.stallTimeout, 10)
+            }
+            var source: KeptPlaylist
+            var isFresh = true
+            do {
+                let fetched = try await StreamDownload.document(
+                    url: url, options: options, limit: Int64(StreamRewrite.maximumSize), ifNoneMatch: kept?.facts.etag,
+                    ifModifiedSince: kept?.facts.lastModified)
+                if fetched.notModified {
+                    guard let kept else { throw PlaylistFailure("the origin answered 304 Not Modified to a request without validators") }
+                    (source, isFresh) = (kept, false)
+                } else {
+                    source = KeptPlaylist(
+                        url: url, finalURL: fetched.finalURL, contentType: fetched.contentType, etag: fetched.etag,
+                        lastModified: fetched.lastModified, body: fetched.bytes)
+                }
+            } catch let error as DownloadError {
+                switch error {
+                case .connectFailed, .transferFailed:
+                    guard let kept else { throw error }
+                    // Offline: the last good copy of a VOD playlist, which cannot have changed.
+                    Self.log("\(redactedURL(url)): origin: \(error); answering the copy kept in the cache")
+                    (source, isFresh) = (kept, false)
+                case .httpStatus(let status, _) where status == 404 || status == 410:
+                    // The origin says it is gone: so is the copy.
+                    if kept != nil { try? await disk.runIfActive { directory.forgetPlaylist(url: url) } }
+                    throw error
+                default:
+                    throw error
+                }
+            }
+            let facts = source.facts
+            guard let final = URL(string: facts.finalURL) else { throw PlaylistFailure("the origin redirected to a bad URL") }
+            guard let format = StreamFormat.detect(contentType: facts.contentType, path: final.path, firstBytes: source.body)
             else {
-                let type = fetched.contentType ?? "no Content-Type"
+                let type = facts.contentType ?? "no Content-Type"
                 throw PlaylistFailure("the origin answered \(type), neither an HLS playlist nor a DASH manifest")
             }
+            let document: StreamRewrite.Document
             do {
-                return try StreamRewrite.rewrite(
-                    fetched.bytes, format: format, url: final, requested: URL(string: url),
+                document = try StreamRewrite.rewrite(
+                    source.body, format: format, url: final, requested: URL(string: url),
                     // A /stream link to this server already goes through it: wrapped again, each read would
                     // nest deeper. Any other of its paths is wrapped, so a playlist cannot send a player there.
                     link: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) })
             } catch {
                 throw PlaylistFailure("\(error)")
             }
+            // Only a good VOD playlist is kept (a live one changes; a bad one is never kept), after it rewrote.
+            let update: @Sendable () -> Void = { [source, isFresh] in
+                if !isFresh {
+                    directory.touchKeptPlaylist(url: url)
+                } else if document.isLive {
+                    directory.forgetPlaylist(url: url)
+                } else {
+                    do { try directory.keep(source) } catch { Self.log("\(redactedURL(url)): cannot keep the playlist: \(error)") }
+                }
+            }
+            try? await disk.runIfActive(update)
+            return document
         }
         promise.futureResult.assumeIsolated().whenComplete { result in
             switch result {
