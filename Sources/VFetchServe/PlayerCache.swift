@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOPosix
 import Synchronization
 import VFetch
@@ -31,6 +32,8 @@ package final class PlayerCache: Sendable {
     /// asking the origin: a player retrying a dead URL gets it at once, and failed URLs leave nothing
     /// on disk, however many a page sends.
     private let failures = Mutex<[String: Failure]>([:])
+    /// The segments of the media playlists serve rewrote, and which are fetched ahead of players.
+    private let lookahead = Mutex(SegmentLookahead())
     static let failureMemory: Duration = .seconds(5)
     static let maxFailures = 256
 
@@ -66,6 +69,28 @@ package final class PlayerCache: Sendable {
         }
         if isNew { onDisk { self.trim() } }
         return entry
+    }
+
+    /// Serve rewrote the media playlist at `url`, which lists `segments`.
+    func learned(playlist url: String, segments: [String]) {
+        lookahead.withLock { $0.learned(playlist: url, segments: segments) }
+    }
+
+    /// A player asked for `url`: when it is a segment of a playlist serve rewrote, the next few are
+    /// fetched into the cache in parallel (each an entry like any, its download started as a
+    /// player's open would), and those fetched ahead of an earlier place are stopped. Only with
+    /// `--prefetch full`: the other settings fetch only what players read.
+    func readAhead(after url: String, publicOnly: Bool, on loop: any EventLoop) {
+        guard settings.prefetch == .full else { return }
+        let action = lookahead.withLock { $0.read(url) }
+        for next in action.start where recentFailure(key: next, publicOnly: publicOnly) == nil {
+            // Nobody waits for the answer: a failure is met again, and answered, when a player asks.
+            _ = entry(key: next, url: next).open(url: next, publicOnly: publicOnly, on: loop)
+        }
+        for far in action.cancel {
+            let id = CacheIndex.id(forKey: far)
+            entries.withLock { $0[id] }?.cancelUnread()
+        }
     }
 
     struct Failure: Sendable {

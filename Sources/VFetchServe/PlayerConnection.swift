@@ -196,6 +196,8 @@ final class PlayerConnection: ChannelInboundHandler {
                 return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
             stream(cache.entry(key: key, url: url), key: key, url: url, fromPage: fromPage, head, context)
+            // After this read has its entry, so the segments after it queue behind it.
+            if head.method == .GET { cache.readAhead(after: url, publicOnly: fromPage, on: context.eventLoop) }
         case "/status":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
             let current = generation
@@ -360,7 +362,7 @@ final class PlayerConnection: ChannelInboundHandler {
         options.retries = min(options.retries, 2)
         let own = "http://\(host)/"
         let prefix = own + "stream?url="
-        let (directory, disk) = (cache.directory, disk)
+        let (cache, directory, disk) = (cache, cache.directory, disk)
         let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
         promise.completeWithTask {
             let kept = try? await disk.runIfActive { directory.keptPlaylist(url: url) }
@@ -427,6 +429,7 @@ final class PlayerConnection: ChannelInboundHandler {
                 }
             }
             try? await disk.runIfActive(update)
+            cache.learned(playlist: url, segments: document.segments)
             return document
         }
         promise.futureResult.assumeIsolated().whenComplete { result in

@@ -278,4 +278,59 @@ struct ServeStreamTests {
             #expect(refused.standardOutput == "502")
         }
     }
+
+    /// Prefetch: a player's read of segment 1 of a media playlist serve rewrote makes serve fetch
+    /// segments 2 to 4 into the cache before anyone asks for them, and no more; a seek far away stops
+    /// what was fetched ahead for the old place.
+    @Test func theNextSegmentsAreFetchedAheadOfThePlayerAndASeekStopsThem() async throws {
+        try await withServer { origin, server in
+            var media = OriginBehavior()
+            media.contentType = "video/mp2t"
+            var slow = media
+            slow.bytesPerSecond = 16 << 10
+            slow.maxConcurrentResponses = 2
+            let count = 12
+            for index in 0..<count {
+                // Segments 6 to 8 are large and slow: still coming (for half a minute) when the player seeks away.
+                let slowly = (6...8).contains(index)
+                origin.publish("/p/seg\(index).ts", randomBytes(slowly ? 1 << 20 : 256 << 10, seed: UInt64(index)), behavior: slowly ? slow : media)
+            }
+            let lines = (0..<count).map { "#EXTINF:2,\nseg\($0).ts\n" }.joined()
+            var type = OriginBehavior()
+            type.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/p/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
+            let playlist = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/p/index.m3u8"))])
+            #expect(playlist.status == 0)
+            let segment = { (index: Int) in linked(server, origin.url("/p/seg\(index).ts")) }
+            let first = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(1)])
+            #expect(first.status == 0)
+            for index in 2...4 {
+                let cached = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 15) { $0["complete"] as? Bool == true }
+                #expect(cached, "segment \(index) is in the cache before the player asks for it")
+            }
+            // Bounded: nothing further ahead, nothing behind.
+            try await Task.sleep(for: .milliseconds(500))
+            let asked = Set(origin.requests.map(\.path))
+            #expect(!asked.contains("/p/seg5.ts") && !asked.contains("/p/seg0.ts"), "\(asked.sorted())")
+
+            // The player goes on to segment 5: 6 to 8 start, slowly. Then it seeks back to 0.
+            _ = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(5)])
+            for index in 6...8 {
+                let started = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 15) { $0["downloading"] as? Bool == true }
+                #expect(started, "segment \(index) is fetched ahead")
+            }
+            _ = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(0)])
+            for index in 6...8 {
+                let stopped = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 10) { $0["downloading"] as? Bool == false }
+                #expect(stopped, "segment \(index), far from the player now, is no longer fetched")
+            }
+            let served = (6...8).map { origin.bytesServed("/p/seg\($0).ts") }
+            try await Task.sleep(for: .seconds(1))
+            #expect((6...8).map { origin.bytesServed("/p/seg\($0).ts") } == served, "nothing more arrives for them")
+            #expect(served.allSatisfy { $0 < 1 << 20 })
+            // Read later, a stopped segment is fetched again where the player reads.
+            let later = try await run("/usr/bin/curl", ["-sf", "-m", "30", "-r", "1048000-1048575", "-w", "%{size_download}", "-o", "/dev/null", segment(7)])
+            #expect(later.status == 0 && later.standardOutput == "576")
+        }
+    }
 }

@@ -96,6 +96,10 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
             #EXT-X-ENDLIST
             """
         #expect(rewritten == expected)
+        // The segments in play order, each file once (its byte ranges count once); no key, no init section.
+        let document = try StreamRewrite.rewrite(
+            Array(text.utf8), format: .hls, url: URL(string: "https://cdn.example.com/vod/a/b/index.m3u8")!, link: link)
+        #expect(document.segments == ["https://cdn.example.com/vod/a/b/main.mp4", "http://other.example.com/seg.ts"])
     }
 
     @Test func liveMediaPlaylistIsLive() throws {
