@@ -71,9 +71,12 @@ package final class PlayerCache: Sendable {
         return entry
     }
 
-    /// Serve rewrote the media playlist at `url`, which lists `segments`.
-    func learned(playlist url: String, segments: [String]) {
-        lookahead.withLock { $0.learned(playlist: url, segments: segments) }
+    /// Serve rewrote the playlist at `url`: a media playlist listing `segments`, or a master offering `variants`.
+    func learned(playlist url: String, segments: [String], variants: [String]) {
+        lookahead.withLock { lookahead in
+            lookahead.learned(playlist: url, segments: segments)
+            lookahead.learned(master: url, variants: variants)
+        }
     }
 
     /// A player asked for `url`: when it is a segment of a playlist serve rewrote, the next few are

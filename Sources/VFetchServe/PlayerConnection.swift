@@ -429,7 +429,7 @@ final class PlayerConnection: ChannelInboundHandler {
                 }
             }
             try? await disk.runIfActive(update)
-            cache.learned(playlist: url, segments: document.segments)
+            cache.learned(playlist: url, segments: document.segments, variants: document.variants)
             return document
         }
         promise.futureResult.assumeIsolated().whenComplete { result in

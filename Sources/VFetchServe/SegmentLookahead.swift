@@ -4,7 +4,8 @@
 /// there, and what was fetched ahead for the old place and is outside the new window is cancelled.
 ///
 /// A value: it answers what to start and what to cancel; `PlayerCache` does it. One window per
-/// playlist (players on the same playlist share it).
+/// playlist (players on the same playlist share it); a read on one variant of a master playlist
+/// cancels the windows of its other variants (a rendition group's audio, not a variant, is left alone).
 struct SegmentLookahead: Sendable {
     /// Segments fetched ahead of the one read.
     let count: Int
@@ -16,6 +17,8 @@ struct SegmentLookahead: Sendable {
     private var recent: [String] = []
     /// What was started ahead for each playlist's last read.
     private var ahead: [String: [String]] = [:]
+    /// The variants of each master playlist read, by master URL: a player reads one at a time.
+    private var masters: [String: [String]] = [:]
 
     init(count: Int = 3, maxPlaylists: Int = 16) {
         self.count = count
@@ -41,6 +44,13 @@ struct SegmentLookahead: Sendable {
         }
     }
 
+    /// The master playlist at `url` offers `variants` (bounded like the playlists).
+    mutating func learned(master url: String, variants: [String]) {
+        guard variants.count > 1 else { return }
+        masters[url] = variants
+        if masters.count > maxPlaylists, let other = masters.keys.first(where: { $0 != url }) { masters[other] = nil }
+    }
+
     /// A player asked for `url`: the segments to start after it, and those fetched ahead before that
     /// it left behind.
     mutating func read(_ url: String) -> Action {
@@ -52,9 +62,14 @@ struct SegmentLookahead: Sendable {
         let window = Array(segments[(index + 1)..<min(segments.count, index + 1 + count)])
         let before = ahead[playlist] ?? []
         ahead[playlist] = window
-        return Action(
-            start: window.filter { !before.contains($0) },
-            cancel: before.filter { !window.contains($0) && $0 != url })
+        var cancel = before.filter { !window.contains($0) && $0 != url }
+        // A switch to another variant: what was fetched ahead on the others is not going to be played.
+        for variants in masters.values where variants.contains(playlist) {
+            for other in variants where other != playlist {
+                cancel += (ahead.removeValue(forKey: other) ?? []).filter { !window.contains($0) && $0 != url }
+            }
+        }
+        return Action(start: window.filter { !before.contains($0) }, cancel: cancel)
     }
 
     private mutating func use(_ playlist: String) {

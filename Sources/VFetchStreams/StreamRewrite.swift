@@ -16,6 +16,9 @@ package enum StreamRewrite {
         /// An HLS media playlist's segments in play order, as absolute URLs of the origin (one per
         /// file: byte ranges of one file count once): what a player on it asks for next. Empty otherwise.
         package var segments: [String] = []
+        /// An HLS master playlist's variants (its `EXT-X-STREAM-INF` URIs), absolute: a player plays
+        /// one of them at a time. Empty otherwise.
+        package var variants: [String] = []
 
         /// The Content-Type a player expects for it.
         package var contentType: String {
@@ -41,8 +44,8 @@ package enum StreamRewrite {
         let own = Set([url.absoluteString, requested?.absoluteString].compactMap { $0 })
         switch format {
         case .hls:
-            let (text, isLive, segments) = try hls(String(decoding: bytes, as: UTF8.self), url: url, own: own, link: link)
-            return Document(bytes: Array(text.utf8), format: .hls, isLive: isLive, segments: segments)
+            let (text, isLive, segments, variants) = try hls(String(decoding: bytes, as: UTF8.self), url: url, own: own, link: link)
+            return Document(bytes: Array(text.utf8), format: .hls, isLive: isLive, segments: segments, variants: variants)
         case .dash:
             let (rewritten, isLive) = try dash(bytes, url: url, own: own, link: link)
             return Document(bytes: rewritten, format: .dash, isLive: isLive)
@@ -54,7 +57,7 @@ package enum StreamRewrite {
     /// Every URI line and every `URI="…"` attribute resolved against `url` and linked; every other
     /// byte (tags, `EXT-X-BYTERANGE`, comments, line ends) kept.
     static func hls(_ text: String, url: URL, own: Set<String>, link: (String) -> String) throws(StreamParseError)
-        -> (String, isLive: Bool, segments: [String])
+        -> (String, isLive: Bool, segments: [String], variants: [String])
     {
         var body = text[...]
         if body.first == "\u{FEFF}" { body = body.dropFirst() }
@@ -102,7 +105,7 @@ package enum StreamRewrite {
             }
         }
         // A master playlist's URI lines are its variants, not segments.
-        return (output, isMedia && !hasEnd, isMedia ? segments : [])
+        return (output, isMedia && !hasEnd, isMedia ? segments : [], isMedia ? [] : segments)
     }
 
     /// A tag line with the value of its `URI` attribute (the only attribute that names a resource in

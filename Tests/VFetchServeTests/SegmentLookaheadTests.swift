@@ -32,10 +32,22 @@ struct SegmentLookaheadTests {
         let high = (0..<5).map { "http://o/high/\($0).ts" }
         lookahead.learned(playlist: "http://o/low.m3u8", segments: low)
         lookahead.learned(playlist: "http://o/high.m3u8", segments: high)
+        lookahead.learned(playlist: "http://o/audio.m3u8", segments: ["http://o/a/0.aac", "http://o/a/1.aac"])
+        lookahead.learned(master: "http://o/master.m3u8", variants: ["http://o/low.m3u8", "http://o/high.m3u8"])
         #expect(lookahead.read(low[0]).start == [low[1], low[2]])
-        // Windows are per playlist: the switch starts the new variant's; the old one's is left to
-        // its playlist's next read (a player that switched back would read it again).
-        #expect(lookahead.read(high[1]).start == [high[2], high[3]])
+        #expect(lookahead.read("http://o/a/0.aac").start == ["http://o/a/1.aac"])
+        // The switch starts the new variant's window and cancels the old one's; the audio rendition,
+        // played beside either, keeps its own.
+        #expect(lookahead.read(high[1]) == .init(start: [high[2], high[3]], cancel: [low[1], low[2]]))
+        #expect(lookahead.read(high[2]) == .init(start: [high[4]]))
+    }
+
+    @Test func withoutAMasterPlaylistsAreIndependent() {
+        var lookahead = SegmentLookahead(count: 1)
+        lookahead.learned(playlist: "a", segments: ["a0", "a1"])
+        lookahead.learned(playlist: "b", segments: ["b0", "b1"])
+        _ = lookahead.read("a0")
+        #expect(lookahead.read("b0") == .init(start: ["b1"]))
     }
 
     @Test func playlistsAreBoundedLeastRecentlyUsedFirst() {

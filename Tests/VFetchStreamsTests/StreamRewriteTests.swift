@@ -52,6 +52,11 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
 
             """
         #expect(rewritten == expected)
+        // Its variants (not its renditions, nor the I-frame playlist), for serve's prefetch; no segments.
+        let document = try StreamRewrite.rewrite(
+            Array(text.utf8), format: .hls, url: URL(string: "https://cdn.example.com/vod/movie/master.m3u8")!, link: link)
+        #expect(document.variants == ["https://cdn.example.com/vod/movie/720p/index.m3u8", "https://cdn.example.com/abs/1080p/index.m3u8?token=a%2Fb"])
+        #expect(document.segments.isEmpty)
     }
 
     @Test func mediaPlaylistLinksSegmentsMapAndKeysAndKeepsByteRanges() throws {
