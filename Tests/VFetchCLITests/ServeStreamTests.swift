@@ -235,47 +235,65 @@ struct ServeStreamTests {
     func aStreamPlayedOncePlaysAgainWithItsOriginDown(_ kind: StreamFixture.Kind) async throws {
         let fixture = try await StreamFixture.shared(kind)
         let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
-        try await withServer { origin, server in
-            try origin.publishDirectory(fixture.directory, at: "/s")
-            let entry = server.stream(origin.url("/s/" + fixture.entry))
-            let online = try await Self.frames(entry)
-            #expect(online.errors.isEmpty, "\(online.errors)\n\(log(server).suffix(2000))")
-            #expect(online.checksums == source.checksums)
-            // Asked again while the origin is up: a conditional request, answered 304, and the same playlist.
-            let first = try await run("/usr/bin/curl", ["-sf", entry])
-            let again = try await run("/usr/bin/curl", ["-sf", entry])
-            #expect(again.status == 0 && again.standardOutput == first.standardOutput)
-            let asked = origin.requests.filter { $0.path == "/s/" + fixture.entry }
-            #expect(asked.last?.status == 304, "\(asked.map(\.status))")
-            #expect(asked.last?.headers.contains { $0.0.lowercased() == "if-none-match" } == true)
-            // Kept beside the entries, private, and not listed as entries.
-            let kept = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory).filter { $0.hasSuffix(".playlist") }
-            #expect(kept.count >= 1, "\(kept)")
-            for name in kept {
-                let mode = try FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + name)[.posixPermissions] as? Int
-                #expect(mode == 0o600, "\(name)")
+        try await withOrigin { origin, directory in
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
+            do {
+                try origin.publishDirectory(fixture.directory, at: "/s")
+                let entry = server.stream(origin.url("/s/" + fixture.entry))
+                let online = try await Self.frames(entry)
+                #expect(online.errors.isEmpty, "\(online.errors)\n\(log(server).suffix(2000))")
+                #expect(online.checksums == source.checksums)
+                // Asked again while the origin is up: a conditional request, answered 304, and the same playlist.
+                let first = try await run("/usr/bin/curl", ["-sf", entry])
+                let again = try await run("/usr/bin/curl", ["-sf", entry])
+                #expect(again.status == 0 && again.standardOutput == first.standardOutput)
+                let asked = origin.requests.filter { $0.path == "/s/" + fixture.entry }
+                #expect(asked.last?.status == 304, "\(asked.map(\.status))")
+                #expect(asked.last?.headers.contains { $0.0.lowercased() == "if-none-match" } == true)
+                // Kept beside the entries, private, and not listed as entries.
+                let kept = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory).filter { $0.hasSuffix(".playlist") }
+                #expect(kept.count >= 1, "\(kept)")
+                for name in kept {
+                    let mode = try FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + name)[.posixPermissions] as? Int
+                    #expect(mode == 0o600, "\(name)")
+                }
+                let urls = (try await server.status()["entries"] as? [[String: Any]] ?? []).compactMap { $0["url"] as? String }
+                #expect(!urls.contains { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }, "\(urls)")
+
+                try await origin.shutdown()
+                let offline = try await Self.frames(entry)
+                #expect(offline.errors.isEmpty, "\(offline.errors)\n\(log(server).suffix(2000))")
+                #expect(offline.checksums == source.checksums)
+                #expect(log(server).contains("answering the copy kept in the cache"))
+                let playlist = try await run("/usr/bin/curl", ["-sf", entry])
+                #expect(playlist.status == 0 && playlist.standardOutput == first.standardOutput)
+
+                let started = ContinuousClock.now
+                let never = linked(server, origin.url("/s/never-fetched.m4s"))
+                let answer = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", never])
+                #expect(answer.standardOutput == "502")
+                #expect(ContinuousClock.now - started < .seconds(20))
+                #expect(log(server).contains("never-fetched.m4s"), "\(log(server).suffix(2000))")
+                // A playlist never kept has nothing to fall back on: 502 as well.
+                let unknown = server.stream(origin.url("/s/unknown.m3u8"))
+                let refused = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", unknown])
+                #expect(refused.standardOutput == "502")
+            } catch {
+                await server.crash()
+                throw error
             }
-            let urls = (try await server.status()["entries"] as? [[String: Any]] ?? []).compactMap { $0["url"] as? String }
-            #expect(!urls.contains { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }, "\(urls)")
-
-            try await origin.shutdown()
-            let offline = try await Self.frames(entry)
-            #expect(offline.errors.isEmpty, "\(offline.errors)\n\(log(server).suffix(2000))")
-            #expect(offline.checksums == source.checksums)
-            #expect(log(server).contains("answering the copy kept in the cache"))
-            let playlist = try await run("/usr/bin/curl", ["-sf", entry])
-            #expect(playlist.status == 0 && playlist.standardOutput == first.standardOutput)
-
-            let started = ContinuousClock.now
-            let never = linked(server, origin.url("/s/never-fetched.m4s"))
-            let answer = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", never])
-            #expect(answer.standardOutput == "502")
-            #expect(ContinuousClock.now - started < .seconds(20))
-            #expect(log(server).contains("never-fetched.m4s"), "\(log(server).suffix(2000))")
-            // A playlist never kept has nothing to fall back on: 502 as well.
-            let unknown = server.stream(origin.url("/s/unknown.m3u8"))
-            let refused = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", unknown])
-            #expect(refused.standardOutput == "502")
+            // The copies are on disk: the next server on this cache plays the stream offline too.
+            #expect(await server.stop() == 0)
+            let next = try await ServerProcess.start(cacheDirectory: server.cacheDirectory)
+            do {
+                let restarted = try await Self.frames(next.stream(origin.url("/s/" + fixture.entry)))
+                #expect(restarted.errors.isEmpty, "\(restarted.errors)\n\(log(next).suffix(2000))")
+                #expect(restarted.checksums == source.checksums)
+            } catch {
+                await next.crash()
+                throw error
+            }
+            #expect(await next.stop() == 0)
         }
     }
 
