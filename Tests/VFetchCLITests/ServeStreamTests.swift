@@ -225,6 +225,15 @@ struct ServeStreamTests {
                 #expect(ContinuousClock.now - started < .seconds(20), "\(path)")
                 #expect(log(server).contains(path), "\(path): \(log(server))")
             }
+            // Nothing wrong is kept: of these playlists only the good one (a VOD playlist whose parts fail) has a copy.
+            let kept = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory).filter { $0.hasSuffix(".playlist") }
+            #expect(kept.count == 1, "\(kept)")
+            // And with the origin down, those that failed still fail rather than answer something kept.
+            try await origin.shutdown()
+            for path in ["/login.m3u8", "/self/master.m3u8", "/huge.m3u8"] {
+                let answer = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", server.stream(origin.url(path))])
+                #expect(answer.standardOutput == "502", "\(path)")
+            }
         }
     }
 
