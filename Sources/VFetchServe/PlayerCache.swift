@@ -5,6 +5,7 @@ import Synchronization
 import VFetch
 import VFetchCore
 import VFetchMedia
+import VFetchStreams
 
 /// The cache behind `vfetch serve`: live entries by ID over a `CacheDirectory`, kept under a size.
 package final class PlayerCache: Sendable {
@@ -76,6 +77,26 @@ package final class PlayerCache: Sendable {
         lookahead.withLock { lookahead in
             lookahead.learned(playlist: url, segments: segments)
             lookahead.learned(master: url, variants: variants)
+        }
+    }
+
+    /// Serve rewrote the static DASH manifest at `url`: each Representation's segments become a
+    /// list of their own (named by the manifest and the Representation), and the Representations
+    /// of a kind are alternatives, as an HLS master's variants are.
+    func learned(manifest url: String, catalog: StreamCatalog) {
+        var alternatives: [StreamTrack.Kind: [String]] = [:]
+        lookahead.withLock { lookahead in
+            for track in catalog.tracks {
+                guard case .list(let list) = track.segments else { continue }
+                let name = url + "#" + track.id
+                var segments: [String] = []
+                for segment in list.segments where segment.resource.url.absoluteString != segments.last {
+                    segments.append(segment.resource.url.absoluteString)
+                }
+                lookahead.learned(playlist: name, segments: segments)
+                alternatives[track.kind, default: []].append(name)
+            }
+            for (kind, names) in alternatives { lookahead.learned(master: url + "#" + kind.rawValue, variants: names) }
         }
     }
 

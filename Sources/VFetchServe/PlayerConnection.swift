@@ -430,6 +430,12 @@ final class PlayerConnection: ChannelInboundHandler {
             }
             try? await disk.runIfActive(update)
             cache.learned(playlist: url, segments: document.segments, variants: document.variants)
+            // A static MPD's segments are told by its templates and timelines: read as `get` reads them.
+            if format == .dash, !document.isLive,
+                let catalog = try? StreamDocument.catalog(source.body, url: final, contentType: facts.contentType)
+            {
+                cache.learned(manifest: url, catalog: catalog)
+            }
             return document
         }
         promise.futureResult.assumeIsolated().whenComplete { result in

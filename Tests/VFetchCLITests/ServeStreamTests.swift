@@ -363,4 +363,23 @@ struct ServeStreamTests {
             #expect(FileManager.default.contents(atPath: saved) == Data(randomBytes(1 << 20, seed: 7)))
         }
     }
+
+    /// Prefetch on DASH: the segments a static MPD's templates name are read ahead as an HLS playlist's are.
+    @Test func theNextDASHSegmentsAreFetchedAheadOfThePlayer() async throws {
+        let fixture = try await StreamFixture.shared(.dash)
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let manifest = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/manifest.mpd"))])
+            #expect(manifest.status == 0)
+            let first = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", linked(server, origin.url("/s/chunk-stream0-00001.m4s"))])
+            #expect(first.status == 0)
+            for number in 2...3 {
+                let url = origin.url("/s/chunk-stream0-0000\(number).m4s")
+                let cached = try await server.waitForEntry(url, seconds: 15) { $0["complete"] as? Bool == true }
+                #expect(cached, "video segment \(number) is in the cache before the player asks for it")
+            }
+            // The audio Representation is another list: nobody read it, nothing is fetched of it.
+            #expect(!origin.requests.contains { $0.path.hasPrefix("/s/chunk-stream1-") }, "\(origin.requests.map(\.path))")
+        }
+    }
 }
