@@ -419,11 +419,13 @@ final class PlayerConnection: ChannelInboundHandler {
                 throw PlaylistFailure("\(error)")
             }
             // Only a good VOD playlist is kept (a live one changes; a bad one is never kept), after it rewrote.
-            let update: @Sendable () -> Void = { [source, isFresh] in
-                if !isFresh {
+            // The same bytes again (an origin that ignores If-None-Match): a touch, not a rewrite and its syncs.
+            let unchanged = !isFresh || kept == source
+            let update: @Sendable () -> Void = { [source, kept] in
+                if document.isLive {
+                    if kept != nil { directory.forgetPlaylist(url: url) }
+                } else if unchanged {
                     directory.touchKeptPlaylist(url: url)
-                } else if document.isLive {
-                    directory.forgetPlaylist(url: url)
                 } else {
                     do { try directory.keep(source) } catch { Self.log("\(redactedURL(url)): cannot keep the playlist: \(error)") }
                 }
