@@ -203,7 +203,8 @@ package final class CacheDirectory: Sendable {
     /// returns the evicted IDs.
     @discardableResult
     package func evict(toFit maxBytes: Int64, inUse: Set<String>) -> [String] {
-        let sizes = Dictionary(uniqueKeysWithValues: entries().map { ($0.id, $0.bytesOnDisk) })
+        // Kept playlists too (`diskUsage`), so `cache gc --max-cache-size` counts and evicts them as the server does.
+        let sizes = diskUsage()
         let chosen = index.withLock { $0.entries.evictions(sizes: sizes, maxBytes: maxBytes, inUse: inUse) }
         for id in chosen { remove(id) }
         return chosen

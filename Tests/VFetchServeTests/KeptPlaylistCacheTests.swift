@@ -48,6 +48,9 @@ struct KeptPlaylistCacheTests {
             #expect(directory.keptPlaylist(url: "http://o/a.m3u8") == nil)
             #expect(directory.keptPlaylist(url: "http://o/b.m3u8") != nil)
             #expect(directory.keptPlaylists().count == 1)
+            // `cache gc --max-cache-size 0` takes it too.
+            #expect(directory.evict(toFit: 0, inUse: []).count == 1)
+            #expect(directory.keptPlaylists().isEmpty)
         }
     }
 }
