@@ -382,4 +382,51 @@ struct ServeStreamTests {
             #expect(!origin.requests.contains { $0.path.hasPrefix("/s/chunk-stream1-") }, "\(origin.requests.map(\.path))")
         }
     }
+
+    /// A player that switches variants: what was fetched ahead on the old one stops.
+    @Test func aVariantSwitchStopsWhatWasFetchedAheadOnTheOldVariant() async throws {
+        try await withServer { origin, server in
+            var media = OriginBehavior()
+            media.contentType = "video/mp2t"
+            var slow = media
+            slow.bytesPerSecond = 16 << 10
+            slow.maxConcurrentResponses = 2
+            var type = OriginBehavior()
+            type.contentType = "application/vnd.apple.mpegurl"
+            for variant in ["low", "high"] {
+                for index in 0..<6 {
+                    // The low variant's segments 1 to 3 are large and slow: still coming at the switch.
+                    let slowly = variant == "low" && (1...3).contains(index)
+                    origin.publish(
+                        "/m/\(variant)/\(index).ts", randomBytes(slowly ? 1 << 20 : 64 << 10, seed: UInt64(index)),
+                        behavior: slowly ? slow : media)
+                }
+                let lines = (0..<6).map { "#EXTINF:2,\n\($0).ts\n" }.joined()
+                origin.publish("/m/\(variant)/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
+            }
+            let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\nlow/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=900000\nhigh/index.m3u8\n"
+            origin.publish("/m/master.m3u8", Array(master.utf8), behavior: type)
+            for path in ["/m/master.m3u8", "/m/low/index.m3u8", "/m/high/index.m3u8"] {
+                #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url(path))]).status == 0)
+            }
+            let segment = { (variant: String, index: Int) in linked(server, origin.url("/m/\(variant)/\(index).ts")) }
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment("low", 0)]).status == 0)
+            for index in 1...3 {
+                let started = try await server.waitForEntry(origin.url("/m/low/\(index).ts"), seconds: 15) { $0["downloading"] as? Bool == true }
+                #expect(started, "low \(index) is fetched ahead")
+            }
+            // The switch: the high variant's next segments come, the low variant's stop.
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment("high", 0)]).status == 0)
+            for index in 1...3 {
+                let cached = try await server.waitForEntry(origin.url("/m/high/\(index).ts"), seconds: 15) { $0["complete"] as? Bool == true }
+                #expect(cached, "high \(index) is fetched ahead")
+                let stopped = try await server.waitForEntry(origin.url("/m/low/\(index).ts"), seconds: 10) { $0["downloading"] as? Bool == false }
+                #expect(stopped, "low \(index) is no longer fetched")
+            }
+            let served = (1...3).map { origin.bytesServed("/m/low/\($0).ts") }
+            try await Task.sleep(for: .seconds(1))
+            #expect((1...3).map { origin.bytesServed("/m/low/\($0).ts") } == served, "nothing more arrives for them")
+            #expect(served.allSatisfy { $0 < 1 << 20 })
+        }
+    }
 }
