@@ -364,7 +364,7 @@ final class PlayerConnection: ChannelInboundHandler {
         let prefix = own + "stream?url="
         let (cache, directory, disk) = (cache, cache.directory, disk)
         let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
-        promise.completeWithTask {
+        promise.completeWithTask { [options] in
             let kept = try? await disk.runIfActive { directory.keptPlaylist(url: url) }
             var options = options
             if kept != nil {
@@ -388,7 +388,9 @@ final class PlayerConnection: ChannelInboundHandler {
                 }
             } catch let error as DownloadError {
                 switch error {
-                case .connectFailed, .transferFailed:
+                // Not for another site's page: its request reaches only public addresses, and a copy
+                // fetched for a player could be of a private one.
+                case .connectFailed where !fromPage, .transferFailed where !fromPage:
                     guard let kept else { throw error }
                     // Offline: the last good copy of a VOD playlist, which cannot have changed.
                     Self.log("\(redactedURL(url)): origin: \(error); answering the copy kept in the cache")

@@ -276,6 +276,10 @@ struct ServeStreamTests {
                 #expect(log(server).contains("answering the copy kept in the cache"))
                 let playlist = try await run("/usr/bin/curl", ["-sf", entry])
                 #expect(playlist.status == 0 && playlist.standardOutput == first.standardOutput)
+                // Another site's page gets no kept copy: what a player kept may be of a private address.
+                let page = try await run(
+                    "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", "-H", "Sec-Fetch-Site: cross-site", entry])
+                #expect(page.standardOutput == "502")
 
                 let started = ContinuousClock.now
                 let never = linked(server, origin.url("/s/never-fetched.m4s"))
