@@ -159,6 +159,14 @@ extension OriginState {
         if let disposition = behavior.contentDisposition {
             headers.add(name: "Content-Disposition", value: disposition)
         }
+        // A client's copy still current: 304 and no body (RFC 9110: If-None-Match names the strong ETag).
+        if behavior.sendsValidators, request.method == "GET" || request.method == "HEAD",
+            let tags = request.headers.first(name: "If-None-Match"),
+            tags.split(separator: ",").contains(where: { String($0).trimmingSpaces() == file.etag })
+        {
+            headers.remove(name: "Content-Type")
+            return ResponsePlan(status: 304, headers: headers)
+        }
 
         let total = file.bytes.count
         var status = 200

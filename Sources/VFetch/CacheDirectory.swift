@@ -110,10 +110,11 @@ package final class CacheDirectory: Sendable {
     /// Every entry: those of the index, and files no index names (left by a crash), for `gc`.
     package func entries() -> [EntryInfo] {
         let known = index.withLock { $0.entries.entries }
-        var ids = Set(known.keys)
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+        // Kept playlists are not files' entries (see `keptPlaylists()`).
+        var ids = Set(known.filter { !CacheIndex.isPlaylistKey($0.value.key) }.keys)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where SideFiles.output(ofKeptPlaylist: name) == nil {
             let id = name.split(separator: ".").first.map(String.init) ?? ""
-            if CacheIndex.isID(id) { ids.insert(id) }
+            if CacheIndex.isID(id), !CacheIndex.isPlaylistKey(known[id]?.key ?? "") { ids.insert(id) }
         }
         return ids.sorted().map { id in
             var manifest: PartialDownload?
@@ -139,7 +140,10 @@ package final class CacheDirectory: Sendable {
     package func diskUsage() -> [String: Int64] {
         var sizes: [String: Int64] = [:]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
-            if let id = SideFiles.output(ofPart: name), CacheIndex.isID(id) { sizes[id] = Self.diskUsage(path + "/" + name) }
+            // A kept playlist counts as an entry of its own, evicted least recently used like any.
+            if let id = SideFiles.output(ofPart: name) ?? SideFiles.output(ofKeptPlaylist: name), CacheIndex.isID(id) {
+                sizes[id, default: 0] += Self.diskUsage(path + "/" + name)
+            }
         }
         return sizes
     }
@@ -147,12 +151,44 @@ package final class CacheDirectory: Sendable {
     /// Deletes an entry's files and forgets it; `sync: false` leaves the directory's fsync to the caller.
     package func remove(_ id: String, sync: Bool = true) {
         let base = entryPath(id)
-        for file in SideFiles(output: base).unfinished { try? FileSystem.remove(file) }
+        for file in SideFiles(output: base).unfinished + [SideFiles(output: base).keptPlaylist] { try? FileSystem.remove(file) }
         index.withLock { index in
             index.entries.entries[id] = nil
             index.dirty = true
         }
         if sync { FileSystem.syncDirectory(of: base) }
+    }
+
+    // MARK: - Kept playlists
+
+    /// The kept copy of the playlist at `url`, if there is a whole one.
+    package func keptPlaylist(url: String) -> KeptPlaylist? {
+        let file = SideFiles(output: entryPath(CacheIndex.id(forKey: CacheIndex.playlistKey(url: url)))).keptPlaylist
+        guard let bytes = try? FileSystem.contents(at: file) else { return nil }
+        return KeptPlaylist(decoding: bytes)
+    }
+
+    /// Keeps `playlist` (replacing the copy before it, durably, mode 0600) and records the access.
+    package func keep(_ playlist: KeptPlaylist) throws(FileSystemError) {
+        let id = touch(key: CacheIndex.playlistKey(url: playlist.facts.url), url: playlist.facts.url)
+        try FileReplacement.write(playlist.encoded(), to: SideFiles(output: entryPath(id)).keptPlaylist)
+    }
+
+    /// Records a read of the kept playlist at `url` (the copy answered a player).
+    package func touchKeptPlaylist(url: String) { touch(key: CacheIndex.playlistKey(url: url), url: url) }
+
+    /// Forgets the kept copy of the playlist at `url`, if any: it became live, or its origin says it is gone.
+    package func forgetPlaylist(url: String) {
+        let id = CacheIndex.id(forKey: CacheIndex.playlistKey(url: url))
+        guard FileManager.default.fileExists(atPath: SideFiles(output: entryPath(id)).keptPlaylist) else { return }
+        remove(id)
+    }
+
+    /// The IDs of every kept playlist on disk, for `vfetch cache clear`.
+    package func keptPlaylists() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).compactMap {
+            SideFiles.output(ofKeptPlaylist: $0)
+        }.filter(CacheIndex.isID)
     }
 
     /// Makes removals durable.
@@ -167,7 +203,8 @@ package final class CacheDirectory: Sendable {
     /// returns the evicted IDs.
     @discardableResult
     package func evict(toFit maxBytes: Int64, inUse: Set<String>) -> [String] {
-        let sizes = Dictionary(uniqueKeysWithValues: entries().map { ($0.id, $0.bytesOnDisk) })
+        // Kept playlists too (`diskUsage`), so `cache gc --max-cache-size` counts and evicts them as the server does.
+        let sizes = diskUsage()
         let chosen = index.withLock { $0.entries.evictions(sizes: sizes, maxBytes: maxBytes, inUse: inUse) }
         for id in chosen { remove(id) }
         return chosen

@@ -15,6 +15,8 @@ final class SegmentFetcher {
         var range: Range<Int64>?
         /// The largest body accepted, so a hostile origin cannot fill memory.
         var limit: Int64 = 256 << 20
+        /// A 304 is an answer, not a failure: the request carried validators (`If-None-Match`).
+        var acceptsNotModified = false
     }
 
     /// A finished body: what the request named, where it ended up after redirects, and its type.
@@ -22,6 +24,10 @@ final class SegmentFetcher {
         var bytes: [UInt8] = []
         var finalURL: String
         var contentType: String?
+        /// The origin answered 304 to a conditional request: no body, the copy the caller holds is current.
+        var notModified = false
+        var etag: String?
+        var lastModified: String?
 
         /// Puts a piece's bytes in their place, as a fetch's pieces arrive in any order.
         mutating func place(_ piece: [UInt8], at offset: Int64) {
@@ -37,6 +43,9 @@ final class SegmentFetcher {
     private let share: ShareHandle
     private let headers: HeaderList
     private var running: [UnsafeMutableRawPointer: Piece] = [:]
+    /// Each fetch's latest failed request, by fetch: what kind of failure gave a fetch up, which the
+    /// plan's reason (a line of text) no longer tells.
+    private(set) var lastFailures: [Int: SegmentFetchPlan.Failure] = [:]
     /// `--max-speed`, over all requests together (the engine's token bucket, `SpeedLimit`).
     private var speedLimit: SpeedLimit?
     private let started = ContinuousClock.now
@@ -109,6 +118,7 @@ final class SegmentFetcher {
                     return .failure(.segmentUnavailable(requests[index].url, reason: reason))
                 case .fetch(let id, let index, let range):
                     if let failure = start(id, index, requests[index], part: range) {
+                        lastFailures[index] = failure
                         plan.failed(id, failure, now: time, jitter: .random(in: 0..<1))
                     }
                 }
@@ -127,10 +137,14 @@ final class SegmentFetcher {
                 multi.remove(piece.easy)
                 switch outcome(of: piece, result: result) {
                 case .failure(let failure):
+                    lastFailures[piece.fetch] = failure
                     plan.failed(piece.id, failure, now: now, jitter: .random(in: 0..<1))
                     continue
                 case .success(let bytes):
-                    var whole = assembly[piece.fetch] ?? Body(finalURL: piece.finalURL, contentType: piece.head.header("content-type"))
+                    var whole = assembly[piece.fetch] ?? Body(
+                        finalURL: piece.finalURL, contentType: piece.head.header("content-type"),
+                        notModified: piece.head.status == 304, etag: piece.head.header("etag"),
+                        lastModified: piece.head.header("last-modified"))
                     if piece.answeredWhole {
                         whole.bytes = bytes
                         plan.answeredWhole(piece.id)
@@ -258,6 +272,7 @@ private final class Piece {
         let retryAfter = head.header("retry-after").flatMap { ResponseVerdict.retryAfter($0, now: Date()) }
         switch status {
         case 200: break
+        case 304 where request.acceptsNotModified && request.range == nil: break
         case 206:
             guard let asked, let answered = head.header("content-range").flatMap(ContentRange.init),
                 let range = answered.range, range.lowerBound == asked.lowerBound,

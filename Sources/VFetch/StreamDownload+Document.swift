@@ -7,34 +7,56 @@ public struct FetchedDocument: Sendable, Equatable {
     /// Where it was fetched from after redirects: the URIs in it resolve against this.
     public var finalURL: String
     public var contentType: String?
+    /// The origin answered 304 to the validators given: `bytes` is empty, the caller's copy is current.
+    public var notModified = false
+    /// The validators the origin sent, for a later conditional request.
+    public var etag: String?
+    public var lastModified: String?
 }
 
 extension StreamDownload {
     /// Fetches a playlist or manifest whole, following redirects, under `options`' rules (addresses,
-    /// headers, retries); a body over `limit` bytes or an error status fails it.
+    /// headers, retries); a body over `limit` bytes or an error status fails it. With `ifNoneMatch` or
+    /// `ifModifiedSince` (the validators of a copy the caller keeps) the request is conditional, and
+    /// a 304 answers `notModified`.
     ///
     /// Documents are fetched afresh on every call: a live playlist changes every target duration.
-    public static func document(url: String, options: DownloadOptions, limit: Int64) async throws(DownloadError)
-        -> FetchedDocument
-    {
+    /// An origin out of reach (no name, no connection) fails with `connectFailed`, any other failure
+    /// below HTTP with `transferFailed`: what a caller holding a copy may answer with it instead.
+    public static func document(
+        url: String, options: DownloadOptions, limit: Int64, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil
+    ) async throws(DownloadError) -> FetchedDocument {
         guard isFetchableURL(url) else { throw .badURL(url) }
+        var conditionalOptions = options
+        if let ifNoneMatch { conditionalOptions.headers.append("If-None-Match: \(ifNoneMatch)") }
+        if let ifModifiedSince { conditionalOptions.headers.append("If-Modified-Since: \(ifModifiedSince)") }
+        let options = conditionalOptions
+        let conditional = ifNoneMatch != nil || ifModifiedSince != nil
         let signal = CancelSignal()
         let job = StreamJob(
             url: url, output: "", options: options, format: nil, skipUnavailable: false, events: nil, signal: signal)
-        let result = await onOwnThread(named: "vfetch-document") { () -> Result<FetchedDocument, DownloadError> in
+        let result = await onOwnThread(named: "vfetch-document") {
+            () -> Result<FetchedDocument, DownloadError> in
+            var fetcher: SegmentFetcher?
             do throws(DownloadError) {
-                let fetcher = try SegmentFetcher(options: options, signal: signal)
-                let body = try job.fetchDocuments([SegmentFetcher.Request(url: url, limit: limit)], fetcher)[0]
-                return .success(FetchedDocument(bytes: body.bytes, finalURL: body.finalURL, contentType: body.contentType))
+                fetcher = try SegmentFetcher(options: options, signal: signal)
+                let request = SegmentFetcher.Request(url: url, limit: limit, acceptsNotModified: conditional)
+                let body = try job.fetchDocuments([request], fetcher!)[0]
+                return .success(
+                    FetchedDocument(
+                        bytes: body.bytes, finalURL: body.finalURL, contentType: body.contentType,
+                        notModified: body.notModified, etag: body.etag, lastModified: body.lastModified))
             } catch {
-                return .failure(error)
+                // A document is not a segment: its failure reads as a file's would.
+                guard case .segmentUnavailable(let failed, let reason) = error else { return .failure(error) }
+                switch fetcher?.lastFailures[0] {
+                case .status(let status, _)?: return .failure(.httpStatus(status, url: failed))
+                case .transfer(let kind, _)? where kind == .unresolved || kind == .notConnected:
+                    return .failure(.connectFailed("\(failed): \(reason)"))
+                case .invalid?: return .failure(.badResponse("\(failed): \(reason)"))
+                default: return .failure(.transferFailed("\(failed): \(reason)"))
+                }
             }
-        }
-        // A document is not a segment: its failure reads as a file's would.
-        if case .failure(.segmentUnavailable(let failed, let reason)) = result {
-            let words = reason.split(separator: " ")
-            if words.count >= 2, words[0] == "HTTP", let status = Int(words[1]) { throw .httpStatus(status, url: failed) }
-            throw .transferFailed("\(failed): \(reason)")
         }
         return try result.get()
     }

@@ -84,6 +84,7 @@ struct CacheCommand: ParsableCommand {
         func run() throws {
             let directory = try open(location, exclusive: true)
             for entry in directory.entries() { directory.remove(entry.id) }
+            for id in directory.keptPlaylists() { directory.remove(id) }
             directory.save()
         }
     }

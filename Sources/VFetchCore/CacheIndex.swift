@@ -45,6 +45,16 @@ package struct CacheIndex: Codable, Sendable, Equatable {
         return "key \(playerKey) \(scope.string ?? url)"
     }
 
+    /// The key of the kept copy of the playlist at `url` (see `KeptPlaylist`): a name of its own, so
+    /// a URL read both as a file and as a playlist never shares an ID between the two.
+    package static func playlistKey(url: String) -> String { playlistKeyPrefix + url }
+
+    /// Whether `key` names a kept playlist rather than a file's entry.
+    package static func isPlaylistKey(_ key: String) -> Bool { key.hasPrefix(playlistKeyPrefix) }
+
+    // A space never appears in a URL, so no URL is a playlist's key.
+    private static let playlistKeyPrefix = "playlist "
+
     /// Whether `name` could be an entry ID: guards every path built from one.
     package static func isID(_ name: some StringProtocol) -> Bool {
         name.count == 32 && name.allSatisfy { $0.isHexDigit && !$0.isUppercase }

@@ -18,12 +18,21 @@ package struct SideFiles: Sendable, Equatable {
     private static let manifestSuffix = ".vfetch"
     private static let segmentsSuffix = ".parts"
     private static let temporarySuffix = ".tmp"
+    private static let playlistSuffix = ".playlist"
 
     /// The unfinished download's bytes, at their final offsets (sparse).
     package var part: String { output + Self.partSuffix }
 
     /// Its manifest: which bytes of `part` are durable.
     package var manifest: String { output + Self.manifestSuffix }
+
+    /// The player cache's kept copy of a playlist (`KeptPlaylist`), when `output` names a playlist's entry.
+    package var keptPlaylist: String { output + Self.playlistSuffix }
+
+    /// The output whose kept playlist `path` is, or nil when `path` is not named like one.
+    package static func output(ofKeptPlaylist path: String) -> String? {
+        path.hasSuffix(playlistSuffix) ? String(path.dropLast(playlistSuffix.count)) : nil
+    }
 
     /// A stream's folder of fetched segments, kept until the remux.
     package var segments: String { output + Self.segmentsSuffix }

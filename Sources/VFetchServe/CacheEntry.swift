@@ -203,6 +203,15 @@ final class CacheEntry: Sendable {
     /// Read or written now: never evicted.
     var isInUse: Bool { state.withLock { $0.machine.isInUse } }
 
+    /// Stops a download started ahead of a player that went elsewhere (it checkpoints), unless
+    /// someone reads the entry now or it is complete; a later read starts it again where it stopped.
+    func cancelUnread() {
+        state.withLock { locked in
+            guard locked.machine.readers.isEmpty, !locked.machine.isComplete else { return }
+            locked.download?.cancel()
+        }
+    }
+
     /// Stops the download, which checkpoints; for shutdown.
     func stop() async {
         let download = state.withLock { $0.download }

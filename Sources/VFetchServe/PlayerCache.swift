@@ -1,9 +1,11 @@
 import Foundation
+import NIOCore
 import NIOPosix
 import Synchronization
 import VFetch
 import VFetchCore
 import VFetchMedia
+import VFetchStreams
 
 /// The cache behind `vfetch serve`: live entries by ID over a `CacheDirectory`, kept under a size.
 package final class PlayerCache: Sendable {
@@ -31,6 +33,8 @@ package final class PlayerCache: Sendable {
     /// asking the origin: a player retrying a dead URL gets it at once, and failed URLs leave nothing
     /// on disk, however many a page sends.
     private let failures = Mutex<[String: Failure]>([:])
+    /// The segments of the media playlists serve rewrote, and which are fetched ahead of players.
+    private let lookahead = Mutex(SegmentLookahead())
     static let failureMemory: Duration = .seconds(5)
     static let maxFailures = 256
 
@@ -66,6 +70,51 @@ package final class PlayerCache: Sendable {
         }
         if isNew { onDisk { self.trim() } }
         return entry
+    }
+
+    /// Serve rewrote the playlist at `url`: a media playlist listing `segments`, or a master offering `variants`.
+    func learned(playlist url: String, segments: [String], variants: [String]) {
+        lookahead.withLock { lookahead in
+            lookahead.learned(playlist: url, segments: segments)
+            lookahead.learned(master: url, variants: variants)
+        }
+    }
+
+    /// Serve rewrote the static DASH manifest at `url`: each Representation's segments become a
+    /// list of their own (named by the manifest and the Representation), and the Representations
+    /// of a kind are alternatives, as an HLS master's variants are.
+    func learned(manifest url: String, catalog: StreamCatalog) {
+        var alternatives: [StreamTrack.Kind: [String]] = [:]
+        lookahead.withLock { lookahead in
+            for track in catalog.tracks {
+                guard case .list(let list) = track.segments else { continue }
+                let name = url + "#" + track.id
+                var segments: [String] = []
+                for segment in list.segments where segment.resource.url.absoluteString != segments.last {
+                    segments.append(segment.resource.url.absoluteString)
+                }
+                lookahead.learned(playlist: name, segments: segments)
+                alternatives[track.kind, default: []].append(name)
+            }
+            for (kind, names) in alternatives { lookahead.learned(master: url + "#" + kind.rawValue, variants: names) }
+        }
+    }
+
+    /// A player asked for `url`: when it is a segment of a playlist serve rewrote, the next few are
+    /// fetched into the cache in parallel (each an entry like any, its download started as a
+    /// player's open would), and those fetched ahead of an earlier place are stopped. Only with
+    /// `--prefetch full`: the other settings fetch only what players read.
+    func readAhead(after url: String, publicOnly: Bool, on loop: any EventLoop) {
+        guard settings.prefetch == .full else { return }
+        let action = lookahead.withLock { $0.read(url) }
+        for next in action.start where recentFailure(key: next, publicOnly: publicOnly) == nil {
+            // Nobody waits for the answer: a failure is met again, and answered, when a player asks.
+            _ = entry(key: next, url: next).open(url: next, publicOnly: publicOnly, on: loop)
+        }
+        for far in action.cancel {
+            let id = CacheIndex.id(forKey: far)
+            entries.withLock { $0[id] }?.cancelUnread()
+        }
     }
 
     struct Failure: Sendable {

@@ -196,6 +196,8 @@ final class PlayerConnection: ChannelInboundHandler {
                 return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
             stream(cache.entry(key: key, url: url), key: key, url: url, fromPage: fromPage, head, context)
+            // After this read has its entry, so the segments after it queue behind it.
+            if head.method == .GET { cache.readAhead(after: url, publicOnly: fromPage, on: context.eventLoop) }
         case "/status":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
             let current = generation
@@ -360,24 +362,85 @@ final class PlayerConnection: ChannelInboundHandler {
         options.retries = min(options.retries, 2)
         let own = "http://\(host)/"
         let prefix = own + "stream?url="
+        let (cache, directory, disk) = (cache, cache.directory, disk)
         let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
-        promise.completeWithTask {
-            let fetched = try await StreamDownload.document(url: url, options: options, limit: Int64(StreamRewrite.maximumSize))
-            guard let final = URL(string: fetched.finalURL) else { throw PlaylistFailure("the origin redirected to a bad URL") }
-            guard let format = StreamFormat.detect(contentType: fetched.contentType, path: final.path, firstBytes: fetched.bytes)
+        promise.completeWithTask { [options] in
+            let kept = try? await disk.runIfActive { directory.keptPlaylist(url: url) }
+            var options = options
+            if kept != nil {
+                // A copy to fall back on: an origin out of reach costs the player seconds, not minutes of retries.
+                (options.retries, options.connectTimeout) = (0, min(options.connectTimeout, 5))
+                options.stallTimeout = min(options.stallTimeout, 10)
+            }
+            var source: KeptPlaylist
+            var isFresh = true
+            do {
+                let fetched = try await StreamDownload.document(
+                    url: url, options: options, limit: Int64(StreamRewrite.maximumSize), ifNoneMatch: kept?.facts.etag,
+                    ifModifiedSince: kept?.facts.lastModified)
+                if fetched.notModified {
+                    guard let kept else { throw PlaylistFailure("the origin answered 304 Not Modified to a request without validators") }
+                    (source, isFresh) = (kept, false)
+                } else {
+                    source = KeptPlaylist(
+                        url: url, finalURL: fetched.finalURL, contentType: fetched.contentType, etag: fetched.etag,
+                        lastModified: fetched.lastModified, body: fetched.bytes)
+                }
+            } catch let error as DownloadError {
+                switch error {
+                // Not for another site's page: its request reaches only public addresses, and a copy
+                // fetched for a player could be of a private one.
+                case .connectFailed where !fromPage, .transferFailed where !fromPage:
+                    guard let kept else { throw error }
+                    // Offline: the last good copy of a VOD playlist, which cannot have changed.
+                    Self.log("\(redactedURL(url)): origin: \(error); answering the copy kept in the cache")
+                    (source, isFresh) = (kept, false)
+                case .httpStatus(let status, _) where status == 404 || status == 410:
+                    // The origin says it is gone: so is the copy.
+                    if kept != nil { try? await disk.runIfActive { directory.forgetPlaylist(url: url) } }
+                    throw error
+                default:
+                    throw error
+                }
+            }
+            let facts = source.facts
+            guard let final = URL(string: facts.finalURL) else { throw PlaylistFailure("the origin redirected to a bad URL") }
+            guard let format = StreamFormat.detect(contentType: facts.contentType, path: final.path, firstBytes: source.body)
             else {
-                let type = fetched.contentType ?? "no Content-Type"
+                let type = facts.contentType ?? "no Content-Type"
                 throw PlaylistFailure("the origin answered \(type), neither an HLS playlist nor a DASH manifest")
             }
+            let document: StreamRewrite.Document
             do {
-                return try StreamRewrite.rewrite(
-                    fetched.bytes, format: format, url: final, requested: URL(string: url),
+                document = try StreamRewrite.rewrite(
+                    source.body, format: format, url: final, requested: URL(string: url),
                     // A /stream link to this server already goes through it: wrapped again, each read would
                     // nest deeper. Any other of its paths is wrapped, so a playlist cannot send a player there.
                     link: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) })
             } catch {
                 throw PlaylistFailure("\(error)")
             }
+            // Only a good VOD playlist is kept (a live one changes; a bad one is never kept), after it rewrote.
+            // The same bytes again (an origin that ignores If-None-Match): a touch, not a rewrite and its syncs.
+            let unchanged = !isFresh || kept == source
+            let update: @Sendable () -> Void = { [source, kept] in
+                if document.isLive {
+                    if kept != nil { directory.forgetPlaylist(url: url) }
+                } else if unchanged {
+                    directory.touchKeptPlaylist(url: url)
+                } else {
+                    do { try directory.keep(source) } catch { Self.log("\(redactedURL(url)): cannot keep the playlist: \(error)") }
+                }
+            }
+            try? await disk.runIfActive(update)
+            cache.learned(playlist: url, segments: document.segments, variants: document.variants)
+            // A static MPD's segments are told by its templates and timelines: read as `get` reads them.
+            if format == .dash, !document.isLive,
+                let catalog = try? StreamDocument.catalog(source.body, url: final, contentType: facts.contentType)
+            {
+                cache.learned(manifest: url, catalog: catalog)
+            }
+            return document
         }
         promise.futureResult.assumeIsolated().whenComplete { result in
             switch result {

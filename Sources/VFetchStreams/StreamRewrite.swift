@@ -13,6 +13,12 @@ package enum StreamRewrite {
         package var format: StreamFormat
         /// A live HLS media playlist or a dynamic MPD: it changes, so it must never be cached.
         package var isLive: Bool
+        /// An HLS media playlist's segments in play order, as absolute URLs of the origin (one per
+        /// file: byte ranges of one file count once): what a player on it asks for next. Empty otherwise.
+        package var segments: [String] = []
+        /// An HLS master playlist's variants (its `EXT-X-STREAM-INF` URIs), absolute: a player plays
+        /// one of them at a time. Empty otherwise.
+        package var variants: [String] = []
 
         /// The Content-Type a player expects for it.
         package var contentType: String {
@@ -38,8 +44,8 @@ package enum StreamRewrite {
         let own = Set([url.absoluteString, requested?.absoluteString].compactMap { $0 })
         switch format {
         case .hls:
-            let (text, isLive) = try hls(String(decoding: bytes, as: UTF8.self), url: url, own: own, link: link)
-            return Document(bytes: Array(text.utf8), format: .hls, isLive: isLive)
+            let (text, isLive, segments, variants) = try hls(String(decoding: bytes, as: UTF8.self), url: url, own: own, link: link)
+            return Document(bytes: Array(text.utf8), format: .hls, isLive: isLive, segments: segments, variants: variants)
         case .dash:
             let (rewritten, isLive) = try dash(bytes, url: url, own: own, link: link)
             return Document(bytes: rewritten, format: .dash, isLive: isLive)
@@ -51,7 +57,7 @@ package enum StreamRewrite {
     /// Every URI line and every `URI="…"` attribute resolved against `url` and linked; every other
     /// byte (tags, `EXT-X-BYTERANGE`, comments, line ends) kept.
     static func hls(_ text: String, url: URL, own: Set<String>, link: (String) -> String) throws(StreamParseError)
-        -> (String, isLive: Bool)
+        -> (String, isLive: Bool, segments: [String], variants: [String])
     {
         var body = text[...]
         if body.first == "\u{FEFF}" { body = body.dropFirst() }
@@ -65,6 +71,7 @@ package enum StreamRewrite {
         output.reserveCapacity(text.utf8.count + text.utf8.count / 2)
         var isMedia = false
         var hasEnd = false
+        var segments: [String] = []
         var number = 0
         var rest = body
         while !rest.isEmpty {
@@ -83,7 +90,12 @@ package enum StreamRewrite {
             case .blank:
                 output += raw
             case .uri(let uri):
-                output += try linked(uri, url: url, own: own, line: number, link: link)
+                var target: String?
+                output += try linked(uri, url: url, own: own, line: number) { absolute in
+                    target = absolute
+                    return link(absolute)
+                }
+                if let target, target != segments.last { segments.append(target) }
                 output += ending
             case .tag(let name, _):
                 if ["EXTINF", "EXT-X-TARGETDURATION", "EXT-X-MEDIA-SEQUENCE"].contains(name) { isMedia = true }
@@ -92,7 +104,8 @@ package enum StreamRewrite {
                 output += ending
             }
         }
-        return (output, isMedia && !hasEnd)
+        // A master playlist's URI lines are its variants, not segments.
+        return (output, isMedia && !hasEnd, isMedia ? segments : [], isMedia ? [] : segments)
     }
 
     /// A tag line with the value of its `URI` attribute (the only attribute that names a resource in

@@ -225,6 +225,212 @@ struct ServeStreamTests {
                 #expect(ContinuousClock.now - started < .seconds(20), "\(path)")
                 #expect(log(server).contains(path), "\(path): \(log(server))")
             }
+            // Nothing wrong is kept: of these playlists only the good one (a VOD playlist whose parts fail) has a copy.
+            let kept = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory).filter { $0.hasSuffix(".playlist") }
+            #expect(kept.count == 1, "\(kept)")
+            // And with the origin down, those that failed still fail rather than answer something kept.
+            try await origin.shutdown()
+            for path in ["/login.m3u8", "/self/master.m3u8", "/huge.m3u8"] {
+                let answer = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", server.stream(origin.url(path))])
+                #expect(answer.standardOutput == "502", "\(path)")
+            }
+        }
+    }
+
+    /// Offline: a stream played once through serve plays again, with the same frames, once its origin
+    /// is gone (the listener closed: every connection refused). The VOD playlists come from the copies
+    /// serve kept (private files, not cache entries); a segment never fetched is a quick 502 and a log line.
+    @Test(arguments: [StreamFixture.Kind.hlsFragmented, .hlsVariants, .dash])
+    func aStreamPlayedOncePlaysAgainWithItsOriginDown(_ kind: StreamFixture.Kind) async throws {
+        let fixture = try await StreamFixture.shared(kind)
+        let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
+        try await withOrigin { origin, directory in
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
+            do {
+                try origin.publishDirectory(fixture.directory, at: "/s")
+                let entry = server.stream(origin.url("/s/" + fixture.entry))
+                let online = try await Self.frames(entry)
+                #expect(online.errors.isEmpty, "\(online.errors)\n\(log(server).suffix(2000))")
+                #expect(online.checksums == source.checksums)
+                // Asked again while the origin is up: a conditional request, answered 304, and the same playlist.
+                let first = try await run("/usr/bin/curl", ["-sf", entry])
+                let again = try await run("/usr/bin/curl", ["-sf", entry])
+                #expect(again.status == 0 && again.standardOutput == first.standardOutput)
+                let asked = origin.requests.filter { $0.path == "/s/" + fixture.entry }
+                #expect(asked.last?.status == 304, "\(asked.map(\.status))")
+                #expect(asked.last?.headers.contains { $0.0.lowercased() == "if-none-match" } == true)
+                // Kept beside the entries, private, and not listed as entries.
+                let kept = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory).filter { $0.hasSuffix(".playlist") }
+                #expect(kept.count >= 1, "\(kept)")
+                for name in kept {
+                    let mode = try FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + name)[.posixPermissions] as? Int
+                    #expect(mode == 0o600, "\(name)")
+                }
+                let urls = (try await server.status()["entries"] as? [[String: Any]] ?? []).compactMap { $0["url"] as? String }
+                #expect(!urls.contains { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }, "\(urls)")
+
+                try await origin.shutdown()
+                let offline = try await Self.frames(entry)
+                #expect(offline.errors.isEmpty, "\(offline.errors)\n\(log(server).suffix(2000))")
+                #expect(offline.checksums == source.checksums)
+                #expect(log(server).contains("answering the copy kept in the cache"))
+                let playlist = try await run("/usr/bin/curl", ["-sf", entry])
+                #expect(playlist.status == 0 && playlist.standardOutput == first.standardOutput)
+                // Another site's page gets no kept copy: what a player kept may be of a private address.
+                let page = try await run(
+                    "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", "-H", "Sec-Fetch-Site: cross-site", entry])
+                #expect(page.standardOutput == "502")
+
+                let started = ContinuousClock.now
+                let never = linked(server, origin.url("/s/never-fetched.m4s"))
+                let answer = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", never])
+                #expect(answer.standardOutput == "502")
+                #expect(ContinuousClock.now - started < .seconds(20))
+                #expect(log(server).contains("never-fetched.m4s"), "\(log(server).suffix(2000))")
+                // A playlist never kept has nothing to fall back on: 502 as well.
+                let unknown = server.stream(origin.url("/s/unknown.m3u8"))
+                let refused = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", unknown])
+                #expect(refused.standardOutput == "502")
+            } catch {
+                await server.crash()
+                throw error
+            }
+            // The copies are on disk: the next server on this cache plays the stream offline too.
+            #expect(await server.stop() == 0)
+            let next = try await ServerProcess.start(cacheDirectory: server.cacheDirectory)
+            do {
+                let restarted = try await Self.frames(next.stream(origin.url("/s/" + fixture.entry)))
+                #expect(restarted.errors.isEmpty, "\(restarted.errors)\n\(log(next).suffix(2000))")
+                #expect(restarted.checksums == source.checksums)
+            } catch {
+                await next.crash()
+                throw error
+            }
+            #expect(await next.stop() == 0)
+        }
+    }
+
+    /// Prefetch: a player's read of segment 1 of a media playlist serve rewrote makes serve fetch
+    /// segments 2 to 4 into the cache before anyone asks for them, and no more; a seek far away stops
+    /// what was fetched ahead for the old place.
+    @Test func theNextSegmentsAreFetchedAheadOfThePlayerAndASeekStopsThem() async throws {
+        try await withServer { origin, server in
+            var media = OriginBehavior()
+            media.contentType = "video/mp2t"
+            var slow = media
+            slow.bytesPerSecond = 16 << 10
+            slow.maxConcurrentResponses = 2
+            let count = 12
+            for index in 0..<count {
+                // Segments 6 to 8 are large and slow: still coming (for half a minute) when the player seeks away.
+                let slowly = (6...8).contains(index)
+                origin.publish("/p/seg\(index).ts", randomBytes(slowly ? 1 << 20 : 256 << 10, seed: UInt64(index)), behavior: slowly ? slow : media)
+            }
+            let lines = (0..<count).map { "#EXTINF:2,\nseg\($0).ts\n" }.joined()
+            var type = OriginBehavior()
+            type.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/p/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
+            let playlist = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/p/index.m3u8"))])
+            #expect(playlist.status == 0)
+            let segment = { (index: Int) in linked(server, origin.url("/p/seg\(index).ts")) }
+            let first = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(1)])
+            #expect(first.status == 0)
+            for index in 2...4 {
+                let cached = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 15) { $0["complete"] as? Bool == true }
+                #expect(cached, "segment \(index) is in the cache before the player asks for it")
+            }
+            // Bounded: nothing further ahead, nothing behind.
+            try await Task.sleep(for: .milliseconds(500))
+            let asked = Set(origin.requests.map(\.path))
+            #expect(!asked.contains("/p/seg5.ts") && !asked.contains("/p/seg0.ts"), "\(asked.sorted())")
+
+            // The player goes on to segment 5: 6 to 8 start, slowly. Then it seeks back to 0.
+            _ = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(5)])
+            for index in 6...8 {
+                let started = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 15) { $0["downloading"] as? Bool == true }
+                #expect(started, "segment \(index) is fetched ahead")
+            }
+            _ = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(0)])
+            for index in 6...8 {
+                let stopped = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 10) { $0["downloading"] as? Bool == false }
+                #expect(stopped, "segment \(index), far from the player now, is no longer fetched")
+            }
+            let served = (6...8).map { origin.bytesServed("/p/seg\($0).ts") }
+            try await Task.sleep(for: .seconds(1))
+            #expect((6...8).map { origin.bytesServed("/p/seg\($0).ts") } == served, "nothing more arrives for them")
+            #expect(served.allSatisfy { $0 < 1 << 20 })
+            // Read later (the origin quick again), a stopped segment is fetched again, whole and right.
+            origin.setBehavior("/p/seg7.ts", media)
+            let saved = server.cacheDirectory + "-seg7"
+            let later = try await run("/usr/bin/curl", ["-sf", "-m", "30", "-o", saved, segment(7)])
+            #expect(later.status == 0, "\(later)\n\(log(server).suffix(2000))")
+            #expect(FileManager.default.contents(atPath: saved) == Data(randomBytes(1 << 20, seed: 7)))
+        }
+    }
+
+    /// Prefetch on DASH: the segments a static MPD's templates name are read ahead as an HLS playlist's are.
+    @Test func theNextDASHSegmentsAreFetchedAheadOfThePlayer() async throws {
+        let fixture = try await StreamFixture.shared(.dash)
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let manifest = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/manifest.mpd"))])
+            #expect(manifest.status == 0)
+            let first = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", linked(server, origin.url("/s/chunk-stream0-00001.m4s"))])
+            #expect(first.status == 0)
+            for number in 2...3 {
+                let url = origin.url("/s/chunk-stream0-0000\(number).m4s")
+                let cached = try await server.waitForEntry(url, seconds: 15) { $0["complete"] as? Bool == true }
+                #expect(cached, "video segment \(number) is in the cache before the player asks for it")
+            }
+            // The audio Representation is another list: nobody read it, nothing is fetched of it.
+            #expect(!origin.requests.contains { $0.path.hasPrefix("/s/chunk-stream1-") }, "\(origin.requests.map(\.path))")
+        }
+    }
+
+    /// A player that switches variants: what was fetched ahead on the old one stops.
+    @Test func aVariantSwitchStopsWhatWasFetchedAheadOnTheOldVariant() async throws {
+        try await withServer { origin, server in
+            var media = OriginBehavior()
+            media.contentType = "video/mp2t"
+            var slow = media
+            slow.bytesPerSecond = 16 << 10
+            slow.maxConcurrentResponses = 2
+            var type = OriginBehavior()
+            type.contentType = "application/vnd.apple.mpegurl"
+            for variant in ["low", "high"] {
+                for index in 0..<6 {
+                    // The low variant's segments 1 to 3 are large and slow: still coming at the switch.
+                    let slowly = variant == "low" && (1...3).contains(index)
+                    origin.publish(
+                        "/m/\(variant)/\(index).ts", randomBytes(slowly ? 1 << 20 : 64 << 10, seed: UInt64(index)),
+                        behavior: slowly ? slow : media)
+                }
+                let lines = (0..<6).map { "#EXTINF:2,\n\($0).ts\n" }.joined()
+                origin.publish("/m/\(variant)/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
+            }
+            let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\nlow/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=900000\nhigh/index.m3u8\n"
+            origin.publish("/m/master.m3u8", Array(master.utf8), behavior: type)
+            for path in ["/m/master.m3u8", "/m/low/index.m3u8", "/m/high/index.m3u8"] {
+                #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url(path))]).status == 0)
+            }
+            let segment = { (variant: String, index: Int) in linked(server, origin.url("/m/\(variant)/\(index).ts")) }
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment("low", 0)]).status == 0)
+            for index in 1...3 {
+                let started = try await server.waitForEntry(origin.url("/m/low/\(index).ts"), seconds: 15) { $0["downloading"] as? Bool == true }
+                #expect(started, "low \(index) is fetched ahead")
+            }
+            // The switch: the high variant's next segments come, the low variant's stop.
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment("high", 0)]).status == 0)
+            for index in 1...3 {
+                let cached = try await server.waitForEntry(origin.url("/m/high/\(index).ts"), seconds: 15) { $0["complete"] as? Bool == true }
+                #expect(cached, "high \(index) is fetched ahead")
+                let stopped = try await server.waitForEntry(origin.url("/m/low/\(index).ts"), seconds: 10) { $0["downloading"] as? Bool == false }
+                #expect(stopped, "low \(index) is no longer fetched")
+            }
+            let served = (1...3).map { origin.bytesServed("/m/low/\($0).ts") }
+            try await Task.sleep(for: .seconds(1))
+            #expect((1...3).map { origin.bytesServed("/m/low/\($0).ts") } == served, "nothing more arrives for them")
+            #expect(served.allSatisfy { $0 < 1 << 20 })
         }
     }
 }

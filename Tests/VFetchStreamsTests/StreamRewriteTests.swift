@@ -52,6 +52,11 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
 
             """
         #expect(rewritten == expected)
+        // Its variants (not its renditions, nor the I-frame playlist), for serve's prefetch; no segments.
+        let document = try StreamRewrite.rewrite(
+            Array(text.utf8), format: .hls, url: URL(string: "https://cdn.example.com/vod/movie/master.m3u8")!, link: link)
+        #expect(document.variants == ["https://cdn.example.com/vod/movie/720p/index.m3u8", "https://cdn.example.com/abs/1080p/index.m3u8?token=a%2Fb"])
+        #expect(document.segments.isEmpty)
     }
 
     @Test func mediaPlaylistLinksSegmentsMapAndKeysAndKeepsByteRanges() throws {
@@ -96,6 +101,10 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
             #EXT-X-ENDLIST
             """
         #expect(rewritten == expected)
+        // The segments in play order, each file once (its byte ranges count once); no key, no init section.
+        let document = try StreamRewrite.rewrite(
+            Array(text.utf8), format: .hls, url: URL(string: "https://cdn.example.com/vod/a/b/index.m3u8")!, link: link)
+        #expect(document.segments == ["https://cdn.example.com/vod/a/b/main.mp4", "http://other.example.com/seg.ts"])
     }
 
     @Test func liveMediaPlaylistIsLive() throws {
