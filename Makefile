@@ -8,7 +8,7 @@ BASH_COMPLETION := $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vfetch
 ZSH_COMPLETION := $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vfetch
 FISH_COMPLETION := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vfetch.fish
 
-.PHONY: build test test-browser redbot demo bench bench-quick bench-micro clean install uninstall
+.PHONY: build test test-browser redbot demo bench bench-quick bench-micro clean install uninstall format lint
 
 build:
 	scripts/install-deps.sh build
@@ -18,6 +18,13 @@ test:
 	scripts/install-deps.sh test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The toolchain's swift-format with the checked-in .swift-format: `format` rewrites, `lint` (in CI) only checks.
+format:
+	$(SWIFT) format format -i -r Sources Tests Package.swift
+
+lint:
+	$(SWIFT) format lint --strict -r Sources Tests Package.swift
 
 # Headless Chromium plays through serve from a page of another local origin (Tests/Browser/playback.py).
 test-browser:

@@ -149,11 +149,12 @@ public struct StreamFixture: Sendable {
             var cut: [String] = []
             for index in sizes.indices { cut += ["-i", base + "source-v\(index).mp4"] }
             for index in sizes.indices { cut += ["-map", "\(index):v", "-map", "\(index):a"] }
-            cut += ["-c", "copy"] + hls + [
-                "-hls_segment_filename", base + "v%v/segment%d.ts", "-master_pl_name", "master.m3u8",
-                "-var_stream_map", sizes.indices.map { "v:\($0),a:\($0)" }.joined(separator: " "),
-                base + "v%v/index.m3u8",
-            ]
+            cut +=
+                ["-c", "copy"] + hls + [
+                    "-hls_segment_filename", base + "v%v/segment%d.ts", "-master_pl_name", "master.m3u8",
+                    "-var_stream_map", sizes.indices.map { "v:\($0),a:\($0)" }.joined(separator: " "),
+                    base + "v%v/index.m3u8",
+                ]
             return [encode, cut]
         case .hlsFragmented:
             return [
@@ -239,9 +240,10 @@ private actor SharedStreamFixtures {
     private var made: [StreamFixture.Kind: Task<StreamFixture, any Error>] = [:]
 
     private let root: String = {
-        let recipe = StreamFixture.Kind.allCases.map {
-            $0.rawValue + StreamFixture.commands($0, in: "").map { $0.joined(separator: " ") }.joined(separator: "\n")
-        }.joined(separator: "\n") + StreamFixture.hex(StreamFixture.key + StreamFixture.iv)
+        let recipe =
+            StreamFixture.Kind.allCases.map {
+                $0.rawValue + StreamFixture.commands($0, in: "").map { $0.joined(separator: " ") }.joined(separator: "\n")
+            }.joined(separator: "\n") + StreamFixture.hex(StreamFixture.key + StreamFixture.iv)
         // FNV-1a: stable across runs, unlike `hashValue`.
         let hash = recipe.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         return NSTemporaryDirectory() + "vfetch-stream-fixtures-" + String(hash, radix: 16)

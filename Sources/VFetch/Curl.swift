@@ -2,9 +2,9 @@ import CCurl
 import VFetchCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #else
-import Darwin
+    import Darwin
 #endif
 
 // Every call into libcurl goes through this file, so the whole C surface reads in one place.

@@ -125,7 +125,10 @@ extension Engine {
         let partPath = SideFiles(output: outputPath).part
         let saved = previous.blocks.completedCount
         guard let identity = previous.part else {
-            events.yield(.notice("\(manifestPath) was written by an earlier vfetch, without block tags: its \(saved) saved blocks are trusted this once"))
+            events.yield(
+                .notice(
+                    "\(manifestPath) was written by an earlier vfetch, without block tags: its \(saved) saved blocks are trusted this once")
+            )
             return .success(previous)
         }
         func differing(_ blocks: [Int]) -> [Int] {
@@ -138,21 +141,29 @@ extension Engine {
             bad = differing(sample)
             if bad.isEmpty { return .success(previous) }
             if bad.count > Manifest.damagedSampleLimit {
-                return .failure(DiscardReason("\(bad.count) of \(sample.count) sampled blocks of \(partPath) differ from what \(manifestPath) recorded"))
+                return .failure(
+                    DiscardReason("\(bad.count) of \(sample.count) sampled blocks of \(partPath) differ from what \(manifestPath) recorded")
+                )
             }
             if sample.count < saved {
-                events.yield(.notice("\(bad.count) of \(sample.count) sampled blocks of \(partPath) differ from what \(manifestPath) recorded; checking all \(saved)"))
+                events.yield(
+                    .notice(
+                        "\(bad.count) of \(sample.count) sampled blocks of \(partPath) differ from what \(manifestPath) recorded; checking all \(saved)"
+                    ))
                 bad = differing(previous.blocks.completeBlocks)
             }
         } else {
-            events.yield(.notice("\(partPath) is not the file \(manifestPath) was written for (copied or replaced); checking its \(saved) saved blocks"))
+            events.yield(
+                .notice(
+                    "\(partPath) is not the file \(manifestPath) was written for (copied or replaced); checking its \(saved) saved blocks"))
             bad = differing(previous.blocks.completeBlocks)
         }
         if bad.isEmpty { return .success(previous) }
         if bad.count == saved {
             return .failure(DiscardReason("all \(saved) saved blocks of \(partPath) differ from what \(manifestPath) recorded"))
         }
-        events.yield(.notice("\(bad.count) of \(saved) saved blocks of \(partPath) differ from what \(manifestPath) recorded; fetching them again"))
+        events.yield(
+            .notice("\(bad.count) of \(saved) saved blocks of \(partPath) differ from what \(manifestPath) recorded; fetching them again"))
         var kept = previous
         for block in bad { kept.forget(block: block) }
         return .success(kept)
@@ -165,7 +176,10 @@ extension Engine {
         kept.forgetPartialBlocks { (try? part.tag(of: $0.range)) != $0.tag }
         let differing = previous.partialBlocks.count - kept.partialBlocks.count
         if differing > 0 {
-            events.yield(.notice("\(differing) of \(previous.partialBlocks.count) partial blocks of \(SideFiles(output: outputPath).part) differ from what \(manifestPath) recorded; fetching them again"))
+            events.yield(
+                .notice(
+                    "\(differing) of \(previous.partialBlocks.count) partial blocks of \(SideFiles(output: outputPath).part) differ from what \(manifestPath) recorded; fetching them again"
+                ))
         }
         return kept
     }

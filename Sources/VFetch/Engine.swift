@@ -73,8 +73,10 @@ final class Engine {
     /// `bytesWritten` when readers were last told; -1: not yet.
     var reportedBytes: Int64 = -1
 
-    init(url: String, destination: Destination, options: DownloadOptions,
-         events: AsyncStream<DownloadEvent>.Continuation, signal: CancelSignal, demand: ReaderDemand? = nil) throws {
+    init(
+        url: String, destination: Destination, options: DownloadOptions,
+        events: AsyncStream<DownloadEvent>.Continuation, signal: CancelSignal, demand: ReaderDemand? = nil
+    ) throws {
         self.url = url
         self.demand = demand
         self.destination = destination
@@ -474,7 +476,10 @@ final class Engine {
         protocolTrial = trial
         if before == nil, let http1 = trial.rates.http1, let http2 = trial.rates.http2, trial.current == .http1 {
             let rate = { (bytes: Double) in String(format: "%.1f MiB/s", bytes / 1_048_576) }
-            events.yield(.notice("HTTP/1.1 connections are faster on this origin than HTTP/2 streams (\(rate(http1)) against \(rate(http2))): using them"))
+            events.yield(
+                .notice(
+                    "HTTP/1.1 connections are faster on this origin than HTTP/2 streams (\(rate(http1)) against \(rate(http2))): using them"
+                ))
         }
     }
 
@@ -539,4 +544,3 @@ final class Engine {
 
 @available(*, unavailable)
 extension Engine: Sendable {}
-

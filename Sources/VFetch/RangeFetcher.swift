@@ -59,7 +59,9 @@ public final class RangeFetcher: @unchecked Sendable {
                 throw .httpStatus(sink.head.status, url: url)
             }
             if StreamFormat.detect(contentType: found.contentType, path: URL(string: url)?.path ?? "", firstBytes: []) != nil
-                || StreamFormat.detect(contentType: found.contentType, path: "", firstBytes: file.bytes(at: 0, count: min(1024, Int(sink.received))) ?? []) != nil
+                || StreamFormat.detect(
+                    contentType: found.contentType, path: "", firstBytes: file.bytes(at: 0, count: min(1024, Int(sink.received))) ?? [])
+                    != nil
             {
                 throw .segmentedStream(url)
             }
@@ -103,7 +105,8 @@ private let rangeSinkHeader: EasyHandle.DataCallback = { data, size, count, user
         (sink.head.status == 206 && contentRange?.range?.lowerBound == sink.offset)
         || (sink.head.status == 200 && sink.offset == 0)
     if !fine {
-        sink.failure = ResponseVerdict.forStatus(sink.head) == nil
+        sink.failure =
+            ResponseVerdict.forStatus(sink.head) == nil
             ? .badResponse("the server did not answer the range request as asked") : .httpStatus(sink.head.status, url: sink.url)
         return 0
     }

@@ -141,10 +141,12 @@ final class SegmentFetcher {
                     plan.failed(piece.id, failure, now: now, jitter: .random(in: 0..<1))
                     continue
                 case .success(let bytes):
-                    var whole = assembly[piece.fetch] ?? Body(
-                        finalURL: piece.finalURL, contentType: piece.head.header("content-type"),
-                        notModified: piece.head.status == 304, etag: piece.head.header("etag"),
-                        lastModified: piece.head.header("last-modified"))
+                    var whole =
+                        assembly[piece.fetch]
+                        ?? Body(
+                            finalURL: piece.finalURL, contentType: piece.head.header("content-type"),
+                            notModified: piece.head.status == 304, etag: piece.head.header("etag"),
+                            lastModified: piece.head.header("last-modified"))
                     if piece.answeredWhole {
                         whole.bytes = bytes
                         plan.answeredWhole(piece.id)

@@ -18,7 +18,9 @@ public final class StreamDownload: Sendable {
     private let signal = CancelSignal()
 
     /// `format`: a `--format` selector (`TrackSelection`); nil for the best video with its audio.
-    public init(url: String, output: String, options: DownloadOptions = DownloadOptions(), format: String? = nil, skipUnavailable: Bool = false) {
+    public init(
+        url: String, output: String, options: DownloadOptions = DownloadOptions(), format: String? = nil, skipUnavailable: Bool = false
+    ) {
         self.url = url
         self.output = output
         self.options = options
@@ -31,7 +33,9 @@ public final class StreamDownload: Sendable {
     public func run() async throws(DownloadError) -> StreamDownloadSummary {
         defer { continuation.finish() }
         guard isFetchableURL(url) else { throw .badURL(url) }
-        let job = StreamJob(url: url, output: output, options: options, format: format, skipUnavailable: skipUnavailable, events: continuation, signal: signal)
+        let job = StreamJob(
+            url: url, output: output, options: options, format: format, skipUnavailable: skipUnavailable, events: continuation,
+            signal: signal)
         let signal = signal
         let result = await withTaskCancellationHandler {
             await onOwnThread(named: "vfetch-segments") { job.run() }
@@ -117,8 +121,10 @@ final class StreamJob: @unchecked Sendable {
     let signal: CancelSignal
     let started = ContinuousClock.now
 
-    init(url: String, output: String, options: DownloadOptions, format: String?, skipUnavailable: Bool,
-         events: AsyncStream<DownloadEvent>.Continuation?, signal: CancelSignal) {
+    init(
+        url: String, output: String, options: DownloadOptions, format: String?, skipUnavailable: Bool,
+        events: AsyncStream<DownloadEvent>.Continuation?, signal: CancelSignal
+    ) {
         self.url = url
         self.output = output
         self.options = options

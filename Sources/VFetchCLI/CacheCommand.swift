@@ -39,7 +39,8 @@ struct CacheCommand: ParsableCommand {
 
         /// ID, STATE, SIZE (on disk) and URL in aligned columns, under a header.
         static func table(_ entries: [CacheDirectory.EntryInfo]) -> [String] {
-            let rows = [["ID", "STATE", "SIZE", "URL"]]
+            let rows =
+                [["ID", "STATE", "SIZE", "URL"]]
                 + entries.map { entry in
                     [entry.id, redactingCredentials(in: entry.state.description), humanSize(entry.bytesOnDisk), redactedURL(entry.url)]
                 }

@@ -88,7 +88,9 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Overwrite an existing file at the output path.")
     var force = false
 
-    @Option(name: .customLong("checkpoint-interval"), help: "Save resume state at least every this many seconds (and every 8 MiB received); 0: only when stopping.")
+    @Option(
+        name: .customLong("checkpoint-interval"),
+        help: "Save resume state at least every this many seconds (and every 8 MiB received); 0: only when stopping.")
     var checkpointInterval = DownloadOptions().checkpointInterval
 
     @Flag(help: "Playback first: head and tail at once, then in order, so a player can start early.")
@@ -97,16 +99,24 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Ignore what an earlier, interrupted run saved and start from zero.")
     var restart = false
 
-    @Flag(name: .customLong("trust-length"), help: "Resume even if the server gives no ETag or Last-Modified, when the length is unchanged.")
+    @Flag(
+        name: .customLong("trust-length"), help: "Resume even if the server gives no ETag or Last-Modified, when the length is unchanged.")
     var trustLength = false
 
-    @Option(help: "HLS/DASH: which variant: best (default), worst, 720p, height<=720, bandwidth<=2M, codec=avc1, lang=en, id=ID; terms joined by commas all hold.")
+    @Option(
+        help:
+            "HLS/DASH: which variant: best (default), worst, 720p, height<=720, bandwidth<=2M, codec=avc1, lang=en, id=ID; terms joined by commas all hold."
+    )
     var format: String?
 
-    @Flag(name: .customLong("skip-unavailable"), help: "HLS/DASH: leave out segments that fail after retries, and say which, instead of failing.")
+    @Flag(
+        name: .customLong("skip-unavailable"),
+        help: "HLS/DASH: leave out segments that fail after retries, and say which, instead of failing.")
     var skipUnavailable = false
 
-    @Flag(name: .customLong("keep-segments"), help: "HLS/DASH: keep the fetched segments in \(SideFiles(output: "NAME").segments)/ after the remux.")
+    @Flag(
+        name: .customLong("keep-segments"),
+        help: "HLS/DASH: keep the fetched segments in \(SideFiles(output: "NAME").segments)/ after the remux.")
     var keepSegments = false
 
     @Option(help: "Live HLS/DASH: stop recording after this many seconds of media (otherwise at Ctrl-C or the stream's end).")
@@ -129,7 +139,9 @@ struct GetCommand: AsyncParsableCommand {
         try RequestHeader.validate(userAgent, option: "user-agent")
         try RequestHeader.validate(referer, option: "referer")
         try validateMaxRetryWait(maxRetryWait)
-        if let duration, !(duration > 0 && duration <= 7 * 86400) { throw ValidationError("--duration must be between 0 and 604800 seconds") }
+        if let duration, !(duration > 0 && duration <= 7 * 86400) {
+            throw ValidationError("--duration must be between 0 and 604800 seconds")
+        }
         if let format {
             do { _ = try TrackSelection(format) } catch { throw ValidationError(error.description) }
         }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// SIGINT and SIGTERM, turned into a call: the first asks the running command to stop cleanly; a second
 /// one, or one while nothing runs, exits with 130 at once.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import VFetchCore
 import VFetch
+import VFetchCore
 
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -56,7 +56,8 @@ struct PlayCommand: ParsableCommand {
             }
             server = running.url
         } else if let started = try Self.startServer(location: location, port: port ?? ServeCommand.defaultPort) {
-            writeStandardError("vfetch: started vfetch serve at \(started); it keeps running for the next play (stop it with `vfetch serve --stop`)\n")
+            writeStandardError(
+                "vfetch: started vfetch serve at \(started); it keeps running for the next play (stop it with `vfetch serve --stop`)\n")
             server = started
         } else {
             writeStandardError("vfetch: cannot start vfetch serve (see \(location.cacheDirectory)/serve.log)\n")

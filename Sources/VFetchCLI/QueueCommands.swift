@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import VFetchCore
 import VFetch
+import VFetchCore
 
 /// How the queue commands reach `vfetch serve`: `--server`, or the server of the cache directory.
 struct ServerLocation: ParsableArguments {
@@ -38,7 +38,8 @@ struct ServerLocation: ParsableArguments {
             if answer.status == 401 {
                 // The token comes from the cache directory: a --server of another directory's server refuses it.
                 let had = token == nil ? "no token in" : "the token of"
-                message = "\(url) refused \(had) \(location.cacheDirectory) (HTTP 401): name that server's --cache-dir, "
+                message =
+                    "\(url) refused \(had) \(location.cacheDirectory) (HTTP 401): name that server's --cache-dir, "
                     + "or leave out --server to use the server of this cache directory"
             }
             writeStandardError("vfetch: \(message)\n")
@@ -61,7 +62,8 @@ struct AddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Queue background downloads in `vfetch serve` (started if none runs); prints their IDs.",
-        discussion: "Exit codes: 0 queued, 1 refused by the server, 3 bad URL, 4 no server, 5 the server answered with an error (401: the token of another cache directory), 64 bad usage."
+        discussion:
+            "Exit codes: 0 queued, 1 refused by the server, 3 bad URL, 4 no server, 5 the server answered with an error (401: the token of another cache directory), 64 bad usage."
     )
 
     @Argument(help: "The http:// or https:// URLs to download.")
@@ -161,16 +163,19 @@ struct ListCommand: ParsableCommand {
             }.joined(separator: " ") + "  " + last
         }
         let header = row(["ID", "STATE", "DONE", "SIZE", "RATE", "ETA"], "FILE")
-        return [header] + items.map { item in
-            let (done, length) = (item.bytesDone, item.length)
-            let percent = done.flatMap { done in length.map { $0 > 0 ? String(format: "%.1f%%", Double(done) * 100 / Double($0)) : "100%" } } ?? "-"
-            let rate = item.rate.map { Format.size(Int64($0)) + "/s" } ?? "-"
-            let eta = item.eta.map(Format.duration) ?? "-"
-            var file = item.path ?? item.url
-            if let error = item.error { file += "  (\(error))" }
-            let cells = [item.id, item.state.rawValue, percent, Format.size(length), rate, eta]
-            return row(cells, file)
-        }
+        return [header]
+            + items.map { item in
+                let (done, length) = (item.bytesDone, item.length)
+                let percent =
+                    done.flatMap { done in length.map { $0 > 0 ? String(format: "%.1f%%", Double(done) * 100 / Double($0)) : "100%" } }
+                    ?? "-"
+                let rate = item.rate.map { Format.size(Int64($0)) + "/s" } ?? "-"
+                let eta = item.eta.map(Format.duration) ?? "-"
+                var file = item.path ?? item.url
+                if let error = item.error { file += "  (\(error))" }
+                let cells = [item.id, item.state.rawValue, percent, Format.size(length), rate, eta]
+                return row(cells, file)
+            }
     }
 }
 
@@ -192,7 +197,8 @@ struct ResumeCommand: ParsableCommand {
 struct RemoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Cancel and forget background downloads.")
     @Argument(help: "Download IDs.") var ids: [String]
-    @Flag(help: "Also delete the partial data (\(SideFiles(output: "NAME").part) and \(SideFiles(output: "NAME").manifest)).") var delete = false
+    @Flag(help: "Also delete the partial data (\(SideFiles(output: "NAME").part) and \(SideFiles(output: "NAME").manifest)).") var delete =
+        false
     @OptionGroup var target: ServerLocation
     func run() throws {
         for id in ids {

@@ -74,7 +74,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: [.customShort("c"), .long], help: "Parallel connections per file at most (1-256).")
     var connections = DownloadOptions().connections
 
-    @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' for the origin, for players' files and background downloads alike (repeatable).")
+    @Option(
+        name: [.customShort("H"), .long],
+        help: "Extra request header 'Name: value' for the origin, for players' files and background downloads alike (repeatable).")
     var header: [String] = []
 
     @Option(
@@ -82,7 +84,9 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Let web pages of this origin (scheme://host[:port]) read the cache's media with CORS (repeatable; '*': any page).")
     var allowOrigin: [String] = []
 
-    @Flag(name: .customLong("deny-private"), help: "Never fetch from loopback, private or link-local addresses (web pages' requests never do).")
+    @Flag(
+        name: .customLong("deny-private"),
+        help: "Never fetch from loopback, private or link-local addresses (web pages' requests never do).")
     var denyPrivate = false
 
     @Option(name: .customLong("max-downloads"), help: "Background downloads (`vfetch add`) running at once at most.")

@@ -27,7 +27,8 @@ struct StatusCommand: ParsableCommand {
         let fraction = partial.length > 0 ? Double(partial.bytesDone) / Double(partial.length) : 1
         if json {
             let object: [String: Any] = [
-                "path": partial.outputPath, "url": redactedURL(partial.url), "final_url": redactedURL(partial.finalURL), "length": partial.length,
+                "path": partial.outputPath, "url": redactedURL(partial.url), "final_url": redactedURL(partial.finalURL),
+                "length": partial.length,
                 "bytes_done": partial.bytesDone, "fraction": fraction, "percent": (fraction * 1000).rounded() / 10,
                 "done_ranges": partial.presentRanges.map { [$0.lowerBound, $0.upperBound] }, "block_size": partial.blockSize,
                 "etag": partial.etag ?? NSNull(), "last_modified": partial.lastModified ?? NSNull(),

@@ -9,7 +9,8 @@ struct VFetchCommand: AsyncParsableCommand {
         commandName: "vfetch",
         abstract: "Fetch large video files over HTTP(S) with many connections at once.",
         version: "vfetch \(Version.vfetch) (libcurl \(Version.libcurl), libavformat \(MediaInspector.libavformatVersion))",
-        subcommands: [GetCommand.self, InfoCommand.self, StatusCommand.self, ServeCommand.self, PlayCommand.self, CacheCommand.self,
+        subcommands: [
+            GetCommand.self, InfoCommand.self, StatusCommand.self, ServeCommand.self, PlayCommand.self, CacheCommand.self,
             AddCommand.self, ListCommand.self, PauseCommand.self, ResumeCommand.self, RemoveCommand.self, WaitCommand.self,
         ]
     )

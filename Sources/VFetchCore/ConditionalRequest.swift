@@ -26,7 +26,8 @@ package enum ConditionalRequest: Equatable, Sendable {
         if let ifNoneMatch {
             // Weak comparison: W/"x" and "x" are the same.
             let current = etag.map(Self.opaque)
-            let matches = ifNoneMatch.trimmingSpaces() == "*" || Self.tags(ifNoneMatch).contains { current != nil && Self.opaque($0) == current }
+            let matches =
+                ifNoneMatch.trimmingSpaces() == "*" || Self.tags(ifNoneMatch).contains { current != nil && Self.opaque($0) == current }
             self = matches ? (isGetOrHead ? .notModified : .preconditionFailed) : .proceed
             return
         }

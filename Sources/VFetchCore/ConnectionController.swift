@@ -94,7 +94,8 @@ package struct ConnectionController: Sendable {
             let elapsed = now - start
             let solo = Double(bytesDone - bytes)
             // Even three times as fast from here on, would it get there? If not, no need to wait and see.
-            let hopeless = elapsed >= 0.005 && solo + 3 * solo / elapsed * (configuration.soloSeconds - elapsed) < Double(configuration.soloBytes)
+            let hopeless =
+                elapsed >= 0.005 && solo + 3 * solo / elapsed * (configuration.soloSeconds - elapsed) < Double(configuration.soloBytes)
             if bytesDone - bytes >= configuration.soloBytes {
                 oneConnectionIsFast = true
                 measure(min(cap, 2), baseline: (1, solo / max(elapsed, 1e-3)), now: now)

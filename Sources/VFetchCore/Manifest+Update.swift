@@ -83,7 +83,8 @@ extension Manifest.Update {
         let newBlocks = blocks.map(String.init).joined(separator: ",")
         let partial = partialBlocks.map { "[\($0.range.lowerBound),\($0.range.upperBound),\($0.tag)]" }
             .joined(separator: ",")
-        let line = #"{"new_block_tags":""# + Data(tagBytes).base64EncodedString() + #"","new_blocks":["# + newBlocks
+        let line =
+            #"{"new_block_tags":""# + Data(tagBytes).base64EncodedString() + #"","new_blocks":["# + newBlocks
             + #"],"partial_blocks":["# + partial + "]}"
         return Manifest.sealed(Array(line.utf8), after: digest)
     }

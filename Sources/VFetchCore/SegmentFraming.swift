@@ -21,7 +21,9 @@ package enum SegmentFraming: Sendable, Equatable {
         if head[0] == syncByte { return .transportStream }
         let size = head[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         // Real box types are letters, digits and spaces; text such as an HTML page has other characters.
-        let isBoxType = head[4..<8].allSatisfy { $0 == 0x20 || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        let isBoxType = head[4..<8].allSatisfy {
+            $0 == 0x20 || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+        }
         if size == 0 || size == 1 || size >= 8, isBoxType { return .isoBoxes }
         return nil
     }

@@ -541,7 +541,8 @@ package struct SegmentScheduler: Sendable {
         let id = makeTransferID()
         let segment = segments[index]
         var size = responseBurst ?? requestSize
-        let probesSize = responseBurst == nil && !requestSizeSettled && wholeResponses >= 3
+        let probesSize =
+            responseBurst == nil && !requestSizeSettled && wholeResponses >= 3
             && !transfers.values.contains(where: \.probesSize)
         if probesSize { size = size.map { 2 * $0 } }
         let end = size.map { min(segment.end, segment.next + $0) } ?? segment.end

@@ -15,9 +15,10 @@ package enum ServedContentType: Equatable, Sendable {
     case page(String)
 
     package init(origin contentType: String?) {
-        let essence = (contentType ?? "").split(separator: ";").first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        } ?? ""
+        let essence =
+            (contentType ?? "").split(separator: ";").first.map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            } ?? ""
         if essence.hasPrefix("video/") || essence.hasPrefix("audio/") || Self.playlistsAndContainers.contains(essence) {
             // Only the essence: parameters are not needed by players and could carry anything.
             self = essence.allSatisfy(Self.isTokenOrSlash) ? .media(essence) : .opaque

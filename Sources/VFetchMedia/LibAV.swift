@@ -36,15 +36,17 @@ private struct Symbols {
     let malloc: @convention(c) (Int) -> UnsafeMutableRawPointer?
     let free: @convention(c) (UnsafeMutableRawPointer?) -> Void
     let freep: @convention(c) (UnsafeMutableRawPointer?) -> Void
-    let ioAllocContext: @convention(c) (
-        UnsafeMutablePointer<UInt8>?, Int32, Int32, UnsafeMutableRawPointer?, ReadPacket?, ReadPacket?, Seek?
-    ) -> UnsafeMutablePointer<AVIOContext>?
+    let ioAllocContext:
+        @convention(c) (
+            UnsafeMutablePointer<UInt8>?, Int32, Int32, UnsafeMutableRawPointer?, ReadPacket?, ReadPacket?, Seek?
+        ) -> UnsafeMutablePointer<AVIOContext>?
     let ioContextFree: @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?) -> Void
     let allocContext: @convention(c) () -> UnsafeMutablePointer<AVFormatContext>?
-    let openInput: @convention(c) (
-        UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<CChar>?,
-        UnsafePointer<AVInputFormat>?, UnsafeMutablePointer<OpaquePointer?>?
-    ) -> Int32
+    let openInput:
+        @convention(c) (
+            UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<CChar>?,
+            UnsafePointer<AVInputFormat>?, UnsafeMutablePointer<OpaquePointer?>?
+        ) -> Int32
     let findStreamInfo: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
     let seekFrame: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, Int32, Int64, Int32) -> Int32
     let closeInput: @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?) -> Void
@@ -53,10 +55,11 @@ private struct Symbols {
     let codecName: @convention(c) (AVCodecID) -> UnsafePointer<CChar>?
     // Reading packets and writing them into another container (`StreamRemuxer`).
     let readFrame: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVPacket>?) -> Int32
-    let allocOutputContext: @convention(c) (
-        UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<AVOutputFormat>?,
-        UnsafePointer<CChar>?, UnsafePointer<CChar>?
-    ) -> Int32
+    let allocOutputContext:
+        @convention(c) (
+            UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<AVOutputFormat>?,
+            UnsafePointer<CChar>?, UnsafePointer<CChar>?
+        ) -> Int32
     let freeContext: @convention(c) (UnsafeMutablePointer<AVFormatContext>?) -> Void
     let newStream: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafePointer<AVCodec>?) -> UnsafeMutablePointer<AVStream>?
     let parametersCopy: @convention(c) (UnsafeMutablePointer<AVCodecParameters>?, UnsafePointer<AVCodecParameters>?) -> Int32
@@ -105,57 +108,84 @@ private struct Symbols {
             let free = symbol("av_free", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
             let freep = symbol("av_freep", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
             let ioAllocContext = symbol("avio_alloc_context", as: Self.ioAllocContextType),
-            let ioContextFree = symbol("avio_context_free", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?) -> Void).self),
+            let ioContextFree = symbol(
+                "avio_context_free", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?) -> Void).self),
             let allocContext = symbol("avformat_alloc_context", as: (@convention(c) () -> UnsafeMutablePointer<AVFormatContext>?).self),
             let openInput = symbol("avformat_open_input", as: Self.openInputType),
-            let findStreamInfo = symbol("avformat_find_stream_info", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32).self),
-            let seekFrame = symbol("av_seek_frame", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, Int32, Int64, Int32) -> Int32).self),
-            let closeInput = symbol("avformat_close_input", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?) -> Void).self),
+            let findStreamInfo = symbol(
+                "avformat_find_stream_info",
+                as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32).self),
+            let seekFrame = symbol(
+                "av_seek_frame", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, Int32, Int64, Int32) -> Int32).self),
+            let closeInput = symbol(
+                "avformat_close_input", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?) -> Void).self),
             let indexEntryCount = symbol("avformat_index_get_entries_count", as: (@convention(c) (UnsafePointer<AVStream>?) -> Int32).self),
-            let indexEntry = symbol("avformat_index_get_entry", as: (@convention(c) (UnsafeMutablePointer<AVStream>?, Int32) -> UnsafePointer<AVIndexEntry>?).self),
+            let indexEntry = symbol(
+                "avformat_index_get_entry",
+                as: (@convention(c) (UnsafeMutablePointer<AVStream>?, Int32) -> UnsafePointer<AVIndexEntry>?).self),
             let codecName = symbol("avcodec_get_name", as: (@convention(c) (AVCodecID) -> UnsafePointer<CChar>?).self),
             let readFrame = symbol("av_read_frame", as: Self.packetCallType),
             let allocOutputContext = symbol("avformat_alloc_output_context2", as: Self.allocOutputContextType),
             let freeContext = symbol("avformat_free_context", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?) -> Void).self),
-            let newStream = symbol("avformat_new_stream", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafePointer<AVCodec>?) -> UnsafeMutablePointer<AVStream>?).self),
-            let parametersCopy = symbol("avcodec_parameters_copy", as: (@convention(c) (UnsafeMutablePointer<AVCodecParameters>?, UnsafePointer<AVCodecParameters>?) -> Int32).self),
-            let queryCodec = symbol("avformat_query_codec", as: (@convention(c) (UnsafePointer<AVOutputFormat>?, AVCodecID, Int32) -> Int32).self),
+            let newStream = symbol(
+                "avformat_new_stream",
+                as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafePointer<AVCodec>?) -> UnsafeMutablePointer<AVStream>?)
+                    .self),
+            let parametersCopy = symbol(
+                "avcodec_parameters_copy",
+                as: (@convention(c) (UnsafeMutablePointer<AVCodecParameters>?, UnsafePointer<AVCodecParameters>?) -> Int32).self),
+            let queryCodec = symbol(
+                "avformat_query_codec", as: (@convention(c) (UnsafePointer<AVOutputFormat>?, AVCodecID, Int32) -> Int32).self),
             let codecIDForTag = symbol("av_codec_get_id", as: (@convention(c) (UnsafePointer<OpaquePointer?>?, UInt32) -> AVCodecID).self),
-            let tagForCodecID = symbol("av_codec_get_tag2", as: (@convention(c) (UnsafePointer<OpaquePointer?>?, AVCodecID, UnsafeMutablePointer<UInt32>?) -> Int32).self),
-            let writeHeader = symbol("avformat_write_header", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32).self),
+            let tagForCodecID = symbol(
+                "av_codec_get_tag2",
+                as: (@convention(c) (UnsafePointer<OpaquePointer?>?, AVCodecID, UnsafeMutablePointer<UInt32>?) -> Int32).self),
+            let writeHeader = symbol(
+                "avformat_write_header",
+                as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32).self),
             let interleavedWriteFrame = symbol("av_interleaved_write_frame", as: Self.packetCallType),
             let writeTrailer = symbol("av_write_trailer", as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?) -> Int32).self),
             let packetAlloc = symbol("av_packet_alloc", as: (@convention(c) () -> UnsafeMutablePointer<AVPacket>?).self),
-            let packetFree = symbol("av_packet_free", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVPacket>?>?) -> Void).self),
+            let packetFree = symbol(
+                "av_packet_free", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVPacket>?>?) -> Void).self),
             let packetUnref = symbol("av_packet_unref", as: (@convention(c) (UnsafeMutablePointer<AVPacket>?) -> Void).self),
-            let packetRescaleTimestamps = symbol("av_packet_rescale_ts", as: (@convention(c) (UnsafeMutablePointer<AVPacket>?, AVRational, AVRational) -> Void).self),
+            let packetRescaleTimestamps = symbol(
+                "av_packet_rescale_ts", as: (@convention(c) (UnsafeMutablePointer<AVPacket>?, AVRational, AVRational) -> Void).self),
             let rescale = symbol("av_rescale_q", as: (@convention(c) (Int64, AVRational, AVRational) -> Int64).self),
-            let dictionaryCopy = symbol("av_dict_copy", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32).self)
+            let dictionaryCopy = symbol(
+                "av_dict_copy", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32).self)
         else { return nil }
         (self.logSetLevel, self.strerror, self.malloc, self.free, self.freep) = (logSetLevel, strerror, malloc, free, freep)
         (self.ioAllocContext, self.ioContextFree, self.allocContext) = (ioAllocContext, ioContextFree, allocContext)
         (self.openInput, self.findStreamInfo, self.seekFrame, self.closeInput) = (openInput, findStreamInfo, seekFrame, closeInput)
         (self.indexEntryCount, self.indexEntry, self.codecName) = (indexEntryCount, indexEntry, codecName)
-        (self.readFrame, self.allocOutputContext, self.freeContext, self.newStream) = (readFrame, allocOutputContext, freeContext, newStream)
-        (self.parametersCopy, self.queryCodec, self.codecIDForTag, self.tagForCodecID) = (parametersCopy, queryCodec, codecIDForTag, tagForCodecID)
+        (self.readFrame, self.allocOutputContext, self.freeContext, self.newStream) = (
+            readFrame, allocOutputContext, freeContext, newStream
+        )
+        (self.parametersCopy, self.queryCodec, self.codecIDForTag, self.tagForCodecID) = (
+            parametersCopy, queryCodec, codecIDForTag, tagForCodecID
+        )
         (self.writeHeader, self.interleavedWriteFrame, self.writeTrailer) = (writeHeader, interleavedWriteFrame, writeTrailer)
         (self.packetAlloc, self.packetFree, self.packetUnref) = (packetAlloc, packetFree, packetUnref)
         (self.packetRescaleTimestamps, self.rescale, self.dictionaryCopy) = (packetRescaleTimestamps, rescale, dictionaryCopy)
         logSetLevel(AV_LOG_QUIET)  // libavformat logs to stderr by default, over vfetch's progress display
     }
 
-    static let ioAllocContextType = (@convention(c) (
-        UnsafeMutablePointer<UInt8>?, Int32, Int32, UnsafeMutableRawPointer?, ReadPacket?, ReadPacket?, Seek?
-    ) -> UnsafeMutablePointer<AVIOContext>?).self
+    static let ioAllocContextType =
+        (@convention(c) (
+            UnsafeMutablePointer<UInt8>?, Int32, Int32, UnsafeMutableRawPointer?, ReadPacket?, ReadPacket?, Seek?
+        ) -> UnsafeMutablePointer<AVIOContext>?).self
     static let packetCallType = (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<AVPacket>?) -> Int32).self
-    static let allocOutputContextType = (@convention(c) (
-        UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<AVOutputFormat>?,
-        UnsafePointer<CChar>?, UnsafePointer<CChar>?
-    ) -> Int32).self
-    static let openInputType = (@convention(c) (
-        UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<CChar>?,
-        UnsafePointer<AVInputFormat>?, UnsafeMutablePointer<OpaquePointer?>?
-    ) -> Int32).self
+    static let allocOutputContextType =
+        (@convention(c) (
+            UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<AVOutputFormat>?,
+            UnsafePointer<CChar>?, UnsafePointer<CChar>?
+        ) -> Int32).self
+    static let openInputType =
+        (@convention(c) (
+            UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<CChar>?,
+            UnsafePointer<AVInputFormat>?, UnsafeMutablePointer<OpaquePointer?>?
+        ) -> Int32).self
 }
 
 enum LibAV {

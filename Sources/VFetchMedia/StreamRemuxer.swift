@@ -300,8 +300,14 @@ final class RemuxInput {
         let shift = LibAV.rescale(offset, from: microsecond, to: base)
         var dts = raw.pointee.dts
         var pts = raw.pointee.pts
-        if dts != none { guard case (let moved, false) = dts.addingReportingOverflow(shift) else { return false }; dts = moved }
-        if pts != none { guard case (let moved, false) = pts.addingReportingOverflow(shift) else { return false }; pts = moved }
+        if dts != none {
+            guard case (let moved, false) = dts.addingReportingOverflow(shift) else { return false }
+            dts = moved
+        }
+        if pts != none {
+            guard case (let moved, false) = pts.addingReportingOverflow(shift) else { return false }
+            pts = moved
+        }
         if dts == none { dts = route.nextDTS.map { LibAV.rescale($0, from: microsecond, to: base) } ?? pts }
         guard dts != none else { return false }
         if pts == none { pts = dts }

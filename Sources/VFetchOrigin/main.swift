@@ -52,7 +52,8 @@ func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
     func number(_ text: String, for name: String, range: ClosedRange<Int> = 1...Int.max) throws(UsageError) -> Int {
         guard let number = Int(text), range.contains(number) else {
             let wanted =
-                range.upperBound != .max ? "a whole number in \(range)"
+                range.upperBound != .max
+                ? "a whole number in \(range)"
                 : range.lowerBound == 0 ? "a whole number, 0 or more" : "a positive whole number"
             throw UsageError(message: "\(name) needs \(wanted), got '\(text)'")
         }

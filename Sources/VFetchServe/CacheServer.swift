@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import NIOCore
-import Synchronization
-import VFetchCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
+import VFetchCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `vfetch serve`: the player cache over HTTP on one address.
 package final class CacheServer: Sendable {

@@ -53,7 +53,8 @@ extension DownloadAPI {
         }
 
         static let expected: [String: String] = [
-            "max_concurrent": "an integer between \(DownloadQueue.concurrencyRange.lowerBound) and \(DownloadQueue.concurrencyRange.upperBound)",
+            "max_concurrent":
+                "an integer between \(DownloadQueue.concurrencyRange.lowerBound) and \(DownloadQueue.concurrencyRange.upperBound)",
             "max_bytes_per_second": "an integer between 1 and \(DownloadQueue.speedRange.upperBound), or null",
         ]
 
@@ -61,7 +62,9 @@ extension DownloadAPI {
             try refuseUnknownKeys(decoder, CodingKeys.self)
             let container = try decoder.container(keyedBy: CodingKeys.self)
             if container.contains(.maxConcurrent) { maxConcurrent = try container.field(Int.self, .maxConcurrent) }
-            if container.contains(.maxBytesPerSecond) { maxBytesPerSecond = .some(try container.optionalField(Int64.self, .maxBytesPerSecond)) }
+            if container.contains(.maxBytesPerSecond) {
+                maxBytesPerSecond = .some(try container.optionalField(Int64.self, .maxBytesPerSecond))
+            }
         }
 
         /// The first field out of range, named.

@@ -137,7 +137,10 @@ package actor DownloadService {
     /// start resumes them.
     package func shutdown() async {
         shuttingDown = true
-        for id in live.keys { live[id]?.stopping = true; live[id]?.download.cancel() }
+        for id in live.keys {
+            live[id]?.stopping = true
+            live[id]?.download.cancel()
+        }
         while !live.isEmpty { try? await Task.sleep(for: .milliseconds(20)) }
         save()
         for continuation in subscribers.values { continuation.finish() }

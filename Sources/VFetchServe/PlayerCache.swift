@@ -60,7 +60,8 @@ package final class PlayerCache: Sendable {
             if let entry = entries[id] { return (entry, false) }
             let entry = CacheEntry(
                 id: id, url: url, path: directory.entryPath(id), options: settings.download, prefetch: settings.prefetch,
-                maxBytes: settings.maxBytes, disk: disk, downloadEnded: { [weak self] in
+                maxBytes: settings.maxBytes, disk: disk,
+                downloadEnded: { [weak self] in
                     guard let self else { return }
                     onDisk { self.trim() }
                 },
@@ -193,7 +194,10 @@ package final class PlayerCache: Sendable {
             grownSinceTrim.withLock { $0 = 0 }
             if allowance == .nothing, !full {
                 let limit = humanSize(settings.maxBytes)
-                FileHandle.standardError.write(Data("vfetch serve: the cache is full (--max-cache-size \(limit)) with files being read: fetching stops until a player leaves\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "vfetch serve: the cache is full (--max-cache-size \(limit)) with files being read: fetching stops until a player leaves\n"
+                            .utf8))
             }
             full = allowance == .nothing
         }
@@ -258,7 +262,8 @@ package final class PlayerCache: Sendable {
             ]
             if let length {
                 item["length"] = length
-                item["playable"] = await playable(path: SideFiles(output: directory.entryPath(info.id)).part, length: length, present: present)
+                item["playable"] = await playable(
+                    path: SideFiles(output: directory.entryPath(info.id)).part, length: length, present: present)
             }
             list.append(item)
         }

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -8,6 +5,10 @@ import NIOPosix
 import VFetch
 import VFetchCore
 import VFetchStreams
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One player's HTTP/1.1 connection: routes each request and streams cached bytes as they arrive.
 ///
@@ -468,9 +469,10 @@ final class PlayerConnection: ChannelInboundHandler {
     /// Whether a file could be a playlist its origin did not name: no type, or a type that says
     /// nothing (`text/plain`, as many servers send playlists), and small enough to be one.
     private static func mayBePlaylist(_ remote: RemoteInfo) -> Bool {
-        let type = (remote.contentType ?? "").split(separator: ";").first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        } ?? ""
+        let type =
+            (remote.contentType ?? "").split(separator: ";").first.map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            } ?? ""
         guard ["", "text/plain", "application/octet-stream", "binary/octet-stream"].contains(type) else { return false }
         return (remote.length ?? 0) <= Int64(StreamRewrite.maximumSize)
     }

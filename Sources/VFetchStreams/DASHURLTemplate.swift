@@ -69,8 +69,7 @@ struct DASHURLTemplate: Equatable {
     }
 
     /// The template with every field filled. A template with `$Bandwidth$` needs a `bandwidth`.
-    func expand(representationID: String, number: Int, time: Int64, bandwidth: Int?) throws(StreamParseError) -> String
-    {
+    func expand(representationID: String, number: Int, time: Int64, bandwidth: Int?) throws(StreamParseError) -> String {
         var result = ""
         for part in parts {
             switch part {

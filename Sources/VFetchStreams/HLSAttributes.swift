@@ -7,7 +7,8 @@ struct HLSAttributes {
     private var values: [Substring: Substring] = [:]
 
     init(_ text: Substring) {
-        let comma = UInt8(ascii: ","), quote = UInt8(ascii: "\"")
+        let comma = UInt8(ascii: ",")
+        let quote = UInt8(ascii: "\"")
         var rest = text
         while let equals = rest.utf8.firstIndex(of: UInt8(ascii: "=")) {
             let name = rest[..<equals].trimmingSpaces

@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The `vfetch` binary run as a user runs it: exit codes, stderr lines and the bytes on disk.

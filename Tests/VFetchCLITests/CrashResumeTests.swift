@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// kill -9 and a full disk, with the real binary: the next run resumes, and the result is exact.
@@ -40,7 +40,8 @@ import Glibc
                 let clock = ContinuousClock()
                 let started = clock.now
                 let run = try await vfetch(arguments, signal: SIGKILL, after: .milliseconds(Int(lifetime * 1000)))
-                let seconds = Double((clock.now - started).components.attoseconds) * 1e-18
+                let seconds =
+                    Double((clock.now - started).components.attoseconds) * 1e-18
                     + Double((clock.now - started).components.seconds)
                 guard run.status == 9 else {
                     Issue.record("the download ended by itself after \(kills) kills: \(run.standardError)")
@@ -184,7 +185,8 @@ import Glibc
             try await Task.sleep(for: .seconds(1))
             #expect(try await savedBytes(output) == kept, "the checkpoint is held")
             // strace's child is vfetch; killing strace would only let it go on.
-            let children = try String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children", encoding: .utf8)
+            let children = try String(
+                contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children", encoding: .utf8)
             let pid = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
             #expect(kill(pid, SIGKILL) == 0)
             // strace itself may sit out its delay before it notices; it has nothing left to do.

@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a hostile client of the JSON API, a hostile origin or a damaged queue can do to `vfetch serve`
@@ -87,7 +87,8 @@ import Glibc
             let cache = directory + "/cache"
             let server = try await ServerProcess.start(cacheDirectory: cache)
             let url = origin.url("/f.bin")
-            let answer = try await api(server, "POST", "/api/downloads", ["url": url, "output": directory + "/api.bin", "headers": [Self.injected]])
+            let answer = try await api(
+                server, "POST", "/api/downloads", ["url": url, "output": directory + "/api.bin", "headers": [Self.injected]])
             #expect(answer.status == 400 && answer.error.contains("headers"), "\(answer)")
             for arguments in [
                 ["get", url, "-o", directory + "/get.bin", "-H", Self.injected],
@@ -211,7 +212,8 @@ import Glibc
             // 150 two-byte characters: 300 bytes, more than a file name may have.
             var long = OriginBehavior()
             let name = String(repeating: "é", count: 150) + ".mp4"
-            long.contentDisposition = "attachment; filename*=UTF-8''"
+            long.contentDisposition =
+                "attachment; filename*=UTF-8''"
                 + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             origin.publish("/long", bytes, behavior: long)
             // 250 ASCII characters: the name fits, `NAME.vfetch` would not.

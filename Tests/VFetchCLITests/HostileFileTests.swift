@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What someone else put where vfetch writes or reads: a symbolic link to a file of theirs, a FIFO, a
@@ -152,9 +152,11 @@ import Glibc
         try await withOrigin { origin, directory in
             origin.publish("/clip.mp4", randomBytes(4 << 20, seed: 78), behavior: throttled(256 << 10))
             let output = directory + "/clip.mp4"
-            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "2"], interruptWhen: {
-                exists(output + ".vfetch")
-            })
+            let run = try await vfetch(
+                ["get", origin.url("/clip.mp4"), "-o", output, "-c", "2"],
+                interruptWhen: {
+                    exists(output + ".vfetch")
+                })
             #expect(run.status == 130, "stderr: \(run.standardError)")
             let mask = umaskOfThisProcess()
             #expect(permissions(output + ".vfetch") == 0o600)

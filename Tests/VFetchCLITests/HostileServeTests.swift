@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `vfetch serve` attacked as a web page and a lying origin would attack it: each test failed
@@ -234,7 +234,8 @@ import Glibc
             #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: directory + "/body")), as: UTF8.self).contains("<video"))
             #expect(try await curl([server.base + "/player.js"], body: directory + "/body").hasSuffix("200"))
             // Another site sending the browser there with a URL gets the page without it.
-            let sent = try await curl(["-H", "Sec-Fetch-Site: cross-site", server.base + "/?url=http%3A%2F%2F127.0.0.1%3A1%2F"], body: directory + "/body")
+            let sent = try await curl(
+                ["-H", "Sec-Fetch-Site: cross-site", server.base + "/?url=http%3A%2F%2F127.0.0.1%3A1%2F"], body: directory + "/body")
             #expect(sent.hasSuffix("303") && sent.contains("Location: /\r\n"), "\(sent)")
             #expect(try await curl(["-H", "Sec-Fetch-Site: none", server.base + "/?url=x"], body: directory + "/body").hasSuffix("200"))
         }

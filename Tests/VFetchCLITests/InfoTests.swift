@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `vfetch info` and `vfetch get --stream` with real media, against the real origin.
@@ -296,7 +296,8 @@ import Glibc
                 #expect(!playable.isEmpty, "\(target): \(run.standardOutput)")
             }
             let text = try await vfetch(["info", output + ".part"])
-            #expect(text.standardOutput.contains("(unfinished)") && text.standardOutput.contains("present:    0-"), "\(text.standardOutput)")
+            #expect(
+                text.standardOutput.contains("(unfinished)") && text.standardOutput.contains("present:    0-"), "\(text.standardOutput)")
 
             // What ffmpeg decodes from the bytes present alone (the rest zeros) is, over each range
             // called playable, exactly what it decodes from the whole file.

@@ -4,7 +4,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Background downloads in `vfetch serve`, driven by the real CLI.
@@ -36,11 +36,13 @@ import Glibc
             let cache = directory + "/cache"
             origin.publish("/f.bin", bytes)
             let server = try await ServerProcess.start(cacheDirectory: cache, ["-H", "X-Serve-Header: from serve"])
-            let id = try #require(try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-H", "X-Own: mine"], cache: cache).first)
+            let id = try #require(
+                try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-H", "X-Own: mine"], cache: cache).first)
             #expect(try await vfetch(["wait", id, "--cache-dir", cache]).status == 0)
             #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
             let requests = origin.requests.filter { $0.path == "/f.bin" }
-            #expect(!requests.isEmpty && requests.allSatisfy { $0.header("x-serve-header") == "from serve" && $0.header("x-own") == "mine" })
+            #expect(
+                !requests.isEmpty && requests.allSatisfy { $0.header("x-serve-header") == "from serve" && $0.header("x-own") == "mine" })
             #expect(await server.stop() == 0)
         }
     }
@@ -122,10 +124,15 @@ import Glibc
             try await Task.sleep(for: .milliseconds(300))
             let token = try server.token()
             // Both in one go, as fast as a script can: the resume arrives while the download still stops.
-            let both = try await run("/bin/sh", ["-c", """
-                curl -sf -X POST -H 'Authorization: Bearer \(token)' \(server.base)/api/downloads/\(id)/pause >/dev/null &&
-                curl -sf -X POST -H 'Authorization: Bearer \(token)' \(server.base)/api/downloads/\(id)/resume >/dev/null
-                """])
+            let both = try await run(
+                "/bin/sh",
+                [
+                    "-c",
+                    """
+                    curl -sf -X POST -H 'Authorization: Bearer \(token)' \(server.base)/api/downloads/\(id)/pause >/dev/null &&
+                    curl -sf -X POST -H 'Authorization: Bearer \(token)' \(server.base)/api/downloads/\(id)/resume >/dev/null
+                    """,
+                ])
             #expect(both.status == 0)
             #expect(try await vfetch(["wait", id, "--cache-dir", cache]).status == 0)
             #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))

@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Secrets at rest and on screen: the cache directory and its files are private, and no password,

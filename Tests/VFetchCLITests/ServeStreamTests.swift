@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// HLS and DASH through `vfetch serve`: ffmpeg opens the playlist through serve, and every playlist,
@@ -83,7 +83,8 @@ struct ServeStreamTests {
             let templateEnd = try #require(text.range(of: "</SegmentTemplate>", range: template.upperBound..<text.endIndex))
             let block = String(text[template.lowerBound..<templateEnd.upperBound])
             text.removeSubrange(template.lowerBound..<templateEnd.upperBound)
-            let representation = try #require(text.range(of: "<Representation", options: .backwards, range: text.startIndex..<template.lowerBound))
+            let representation = try #require(
+                text.range(of: "<Representation", options: .backwards, range: text.startIndex..<template.lowerBound))
             let representationEnd = try #require(text.range(of: ">", range: representation.upperBound..<text.endIndex))
             text.insert(contentsOf: "<BaseURL>\(directory)</BaseURL>", at: representationEnd.upperBound)
             text.insert(contentsOf: block + "\n", at: representation.lowerBound)
@@ -145,8 +146,10 @@ struct ServeStreamTests {
             }
             let played = try await run(
                 "/usr/bin/env",
-                ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-live_start_index", "0", "-i", playlist,
-                 "-map", "0:v:0", "-f", "framemd5", "-"],
+                [
+                    "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-live_start_index", "0", "-i", playlist,
+                    "-map", "0:v:0", "-f", "framemd5", "-",
+                ],
                 timeout: .seconds(120))
             try await growing.value
             #expect(played.status == 0, "\(played.standardError)\n\(log(server).suffix(2000))")
@@ -165,7 +168,8 @@ struct ServeStreamTests {
             behavior.contentType = "application/vnd.apple.mpegurl"
             origin.publish("/live/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg1.ts\n".utf8), behavior: behavior)
             // Named by its type alone: no .m3u8 in the URL.
-            origin.publish("/vod", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg1.ts\n#EXT-X-ENDLIST\n".utf8), behavior: behavior)
+            origin.publish(
+                "/vod", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg1.ts\n#EXT-X-ENDLIST\n".utf8), behavior: behavior)
             let live = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/live/index.m3u8"))])
             #expect(live.status == 0)
             #expect(live.standardOutput.lowercased().contains("content-type: application/vnd.apple.mpegurl"))
@@ -212,11 +216,14 @@ struct ServeStreamTests {
             // A playlist whose segment and key are gone: the player's requests for them, as linked, fail.
             origin.publish(
                 "/broken/index.m3u8",
-                Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"gone.key\"\n#EXTINF:2,\ngone.ts\n#EXT-X-ENDLIST\n".utf8))
+                Array(
+                    "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"gone.key\"\n#EXTINF:2,\ngone.ts\n#EXT-X-ENDLIST\n"
+                        .utf8))
             let broken = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/broken/index.m3u8"))])
             #expect(broken.standardOutput.contains(linked(server, origin.url("/broken/gone.ts"))))
             #expect(broken.standardOutput.contains(linked(server, origin.url("/broken/gone.key"))))
-            let requests = ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd", "/huge.m3u8"].map { ($0, server.stream(origin.url($0))) }
+            let requests =
+                ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd", "/huge.m3u8"].map { ($0, server.stream(origin.url($0))) }
                 + ["/broken/gone.ts", "/broken/gone.key"].map { ($0, linked(server, origin.url($0))) }
             for (path, url) in requests {
                 let started = ContinuousClock.now
@@ -231,7 +238,8 @@ struct ServeStreamTests {
             // And with the origin down, those that failed still fail rather than answer something kept.
             try await origin.shutdown()
             for path in ["/login.m3u8", "/self/master.m3u8", "/huge.m3u8"] {
-                let answer = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", server.stream(origin.url(path))])
+                let answer = try await run(
+                    "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", server.stream(origin.url(path))])
                 #expect(answer.standardOutput == "502", "\(path)")
             }
         }
@@ -263,7 +271,8 @@ struct ServeStreamTests {
                 let kept = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory).filter { $0.hasSuffix(".playlist") }
                 #expect(kept.count >= 1, "\(kept)")
                 for name in kept {
-                    let mode = try FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + name)[.posixPermissions] as? Int
+                    let mode =
+                        try FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + name)[.posixPermissions] as? Int
                     #expect(mode == 0o600, "\(name)")
                 }
                 let urls = (try await server.status()["entries"] as? [[String: Any]] ?? []).compactMap { $0["url"] as? String }
@@ -324,7 +333,8 @@ struct ServeStreamTests {
             for index in 0..<count {
                 // Segments 6 to 8 are large and slow: still coming (for half a minute) when the player seeks away.
                 let slowly = (6...8).contains(index)
-                origin.publish("/p/seg\(index).ts", randomBytes(slowly ? 1 << 20 : 256 << 10, seed: UInt64(index)), behavior: slowly ? slow : media)
+                origin.publish(
+                    "/p/seg\(index).ts", randomBytes(slowly ? 1 << 20 : 256 << 10, seed: UInt64(index)), behavior: slowly ? slow : media)
             }
             let lines = (0..<count).map { "#EXTINF:2,\nseg\($0).ts\n" }.joined()
             var type = OriginBehavior()
@@ -347,12 +357,16 @@ struct ServeStreamTests {
             // The player goes on to segment 5: 6 to 8 start, slowly. Then it seeks back to 0.
             _ = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(5)])
             for index in 6...8 {
-                let started = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 15) { $0["downloading"] as? Bool == true }
+                let started = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 15) {
+                    $0["downloading"] as? Bool == true
+                }
                 #expect(started, "segment \(index) is fetched ahead")
             }
             _ = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(0)])
             for index in 6...8 {
-                let stopped = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 10) { $0["downloading"] as? Bool == false }
+                let stopped = try await server.waitForEntry(origin.url("/p/seg\(index).ts"), seconds: 10) {
+                    $0["downloading"] as? Bool == false
+                }
                 #expect(stopped, "segment \(index), far from the player now, is no longer fetched")
             }
             let served = (6...8).map { origin.bytesServed("/p/seg\($0).ts") }
@@ -375,7 +389,8 @@ struct ServeStreamTests {
             try origin.publishDirectory(fixture.directory, at: "/s")
             let manifest = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/manifest.mpd"))])
             #expect(manifest.status == 0)
-            let first = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", linked(server, origin.url("/s/chunk-stream0-00001.m4s"))])
+            let first = try await run(
+                "/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", linked(server, origin.url("/s/chunk-stream0-00001.m4s"))])
             #expect(first.status == 0)
             for number in 2...3 {
                 let url = origin.url("/s/chunk-stream0-0000\(number).m4s")
@@ -406,9 +421,11 @@ struct ServeStreamTests {
                         behavior: slowly ? slow : media)
                 }
                 let lines = (0..<6).map { "#EXTINF:2,\n\($0).ts\n" }.joined()
-                origin.publish("/m/\(variant)/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
+                origin.publish(
+                    "/m/\(variant)/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
             }
-            let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\nlow/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=900000\nhigh/index.m3u8\n"
+            let master =
+                "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\nlow/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=900000\nhigh/index.m3u8\n"
             origin.publish("/m/master.m3u8", Array(master.utf8), behavior: type)
             for path in ["/m/master.m3u8", "/m/low/index.m3u8", "/m/high/index.m3u8"] {
                 #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url(path))]).status == 0)
@@ -416,15 +433,21 @@ struct ServeStreamTests {
             let segment = { (variant: String, index: Int) in linked(server, origin.url("/m/\(variant)/\(index).ts")) }
             #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment("low", 0)]).status == 0)
             for index in 1...3 {
-                let started = try await server.waitForEntry(origin.url("/m/low/\(index).ts"), seconds: 15) { $0["downloading"] as? Bool == true }
+                let started = try await server.waitForEntry(origin.url("/m/low/\(index).ts"), seconds: 15) {
+                    $0["downloading"] as? Bool == true
+                }
                 #expect(started, "low \(index) is fetched ahead")
             }
             // The switch: the high variant's next segments come, the low variant's stop.
             #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment("high", 0)]).status == 0)
             for index in 1...3 {
-                let cached = try await server.waitForEntry(origin.url("/m/high/\(index).ts"), seconds: 15) { $0["complete"] as? Bool == true }
+                let cached = try await server.waitForEntry(origin.url("/m/high/\(index).ts"), seconds: 15) {
+                    $0["complete"] as? Bool == true
+                }
                 #expect(cached, "high \(index) is fetched ahead")
-                let stopped = try await server.waitForEntry(origin.url("/m/low/\(index).ts"), seconds: 10) { $0["downloading"] as? Bool == false }
+                let stopped = try await server.waitForEntry(origin.url("/m/low/\(index).ts"), seconds: 10) {
+                    $0["downloading"] as? Bool == false
+                }
                 #expect(stopped, "low \(index) is no longer fetched")
             }
             let served = (1...3).map { origin.bytesServed("/m/low/\($0).ts") }

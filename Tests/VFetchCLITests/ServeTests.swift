@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `vfetch serve` with real players (ffmpeg, ffprobe, curl) against the real origin.
@@ -87,7 +87,8 @@ import Glibc
             let clipURL = server.stream(origin.url("/clip.mp4"))
             // A paused player: it reads 1 KiB a second and holds nobody up.
             let done = Flag()
-            async let paused = run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--limit-rate", "1K", clipURL], signal: SIGKILL, when: { done.isSet })
+            async let paused = run(
+                "/usr/bin/curl", ["-s", "-o", "/dev/null", "--limit-rate", "1K", clipURL], signal: SIGKILL, when: { done.isSet })
             async let first = frameChecksums(clipURL)
             async let second = frameChecksums(clipURL)
             async let download = run("/usr/bin/curl", ["-sf", "-o", directory + "/other.bin", server.stream(origin.url("/other.bin"))])
@@ -165,7 +166,8 @@ import Glibc
             origin.publish("/f.bin", bytes)
             let url = server.stream(origin.url("/f.bin"))
             func curl(_ arguments: [String]) async throws -> String {
-                try await run("/usr/bin/curl", ["-s", "-o", directory + "/body", "-D", "-", "-w", "%{http_code}"] + arguments).standardOutput
+                try await run("/usr/bin/curl", ["-s", "-o", directory + "/body", "-D", "-", "-w", "%{http_code}"] + arguments)
+                    .standardOutput
             }
             func header(_ name: String, in answer: String) -> String? {
                 answer.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ": ") }.map {
@@ -254,7 +256,8 @@ import Glibc
             let cache = directory + "/cache"
             let first = try await ServerProcess.start(cacheDirectory: cache, ["-c", "8"])
             // A player reads the first MiB; the server fetches on behind it; then it is killed.
-            let head = try await run("/usr/bin/curl", ["-sf", "-r", "0-1048575", "-o", directory + "/head", first.stream(origin.url("/f.bin"))])
+            let head = try await run(
+                "/usr/bin/curl", ["-sf", "-r", "0-1048575", "-o", directory + "/head", first.stream(origin.url("/f.bin"))])
             #expect(head.status == 0)
             try await Task.sleep(for: .seconds(2))
             await first.crash()
@@ -398,7 +401,8 @@ import Glibc
             #expect(partialRow.state == "partial \(percent)%", "\(partialRow)")
             #expect(partialRow.size.hasSuffix(" MiB") && partialRow.url == origin.url("/large.bin"), "\(partialRow)")
             #expect(try cells(empty).state == "empty" && cells(empty).size == "0 B")
-            #expect(try cells(damaged).state == "failed: unreadable manifest: \(damaged).vfetch: truncated manifest", "\(text.standardOutput)")
+            #expect(
+                try cells(damaged).state == "failed: unreadable manifest: \(damaged).vfetch: truncated manifest", "\(text.standardOutput)")
             #expect(try cells(damaged).size == "4 KiB")
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real `vfetch serve` on 127.0.0.1 with a port the system picks; stopped by the test.
@@ -59,7 +59,9 @@ final class ServerProcess: Sendable {
         let status = await exitStatus()
         if status != 0 || process.terminationReason == .uncaughtSignal {
             let log = (try? String(contentsOfFile: cacheDirectory + ".stderr", encoding: .utf8)) ?? ""
-            print("vfetch serve exited with \(status) (\(process.terminationReason == .uncaughtSignal ? "signal" : "status")); its stderr:\n\(log.suffix(4000))")
+            print(
+                "vfetch serve exited with \(status) (\(process.terminationReason == .uncaughtSignal ? "signal" : "status")); its stderr:\n\(log.suffix(4000))"
+            )
         }
         return status
     }

@@ -3,7 +3,7 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `vfetch get` of HLS and DASH streams made by ffmpeg at test time, served by the test origin: the saved
@@ -30,8 +30,10 @@ struct StreamGetTests {
     }
 
     /// Serves `kind` at `/s/`, runs `get` on its entry with `arguments`, and returns the result and the output path.
-    static func get(_ kind: StreamFixture.Kind, _ arguments: [String] = [], behavior: OriginBehavior = OriginBehavior(),
-                    _ check: (Finished, String, StreamFixture, TestOrigin) async throws -> Void) async throws {
+    static func get(
+        _ kind: StreamFixture.Kind, _ arguments: [String] = [], behavior: OriginBehavior = OriginBehavior(),
+        _ check: (Finished, String, StreamFixture, TestOrigin) async throws -> Void
+    ) async throws {
         let fixture = try await StreamFixture.shared(kind)
         try await withOrigin { origin, directory in
             try origin.publishDirectory(fixture.directory, at: "/s", behavior: behavior)
@@ -57,16 +59,19 @@ struct StreamGetTests {
     }
 
     @Test func formatPicksTheVariantAndKeepSegmentsKeepsTheParts() async throws {
-        try await Self.get(.hlsVariants, ["--format", "worst", "--keep-segments"]) { (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
+        try await Self.get(.hlsVariants, ["--format", "worst", "--keep-segments"]) {
+            (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.sources[2]))))
             #expect(exists(output + ".parts/manifest"))
         }
-        try await Self.get(.hlsVariants, ["--format", "height<=150"]) { (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
+        try await Self.get(.hlsVariants, ["--format", "height<=150"]) {
+            (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.sources[1]))))
         }
-        try await Self.get(.hlsVariants, ["--format", "height>2000"]) { (result: Finished, output: String, _: StreamFixture, _: TestOrigin) async throws -> Void in
+        try await Self.get(.hlsVariants, ["--format", "height>2000"]) {
+            (result: Finished, output: String, _: StreamFixture, _: TestOrigin) async throws -> Void in
             #expect(result.status == 10)
             #expect(result.standardError.contains("no track matches"))
             #expect(!exists(output))
@@ -81,7 +86,8 @@ struct StreamGetTests {
                 let output = directory + "/" + name
                 let result = try await vfetch(["get", origin.url("/s/" + fixture.entry), "-o", output])
                 #expect(result.status == 0, "\(result.standardError)")
-                let probed = try await run("/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "format=format_name", "-of", "default=nw=1:nk=1", output])
+                let probed = try await run(
+                    "/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "format=format_name", "-of", "default=nw=1:nk=1", output])
                 #expect(probed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == container)
                 #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.source))))
             }
@@ -181,7 +187,9 @@ struct StreamGetTests {
     static let mpegurl = "application/vnd.apple.mpegurl"
 
     /// Publishes `files` (path → text, with the playlist type for `.m3u8`), runs `get` on the first, returns the result.
-    static func get(_ files: [(String, String)], behaviors: [String: OriginBehavior] = [:], _ arguments: [String] = []) async throws -> (Finished, String) {
+    static func get(_ files: [(String, String)], behaviors: [String: OriginBehavior] = [:], _ arguments: [String] = []) async throws -> (
+        Finished, String
+    ) {
         try await withOrigin { origin, directory in
             for (path, text) in files {
                 var behavior = behaviors[path] ?? OriginBehavior()
@@ -204,7 +212,9 @@ struct StreamGetTests {
     }
 
     @Test func aMalformedPlaylistNamesItsLine() async throws {
-        let (result, _) = try await Self.get([("/a/index.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:abc,\nseg0.ts\n#EXT-X-ENDLIST\n")])
+        let (result, _) = try await Self.get([
+            ("/a/index.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:abc,\nseg0.ts\n#EXT-X-ENDLIST\n")
+        ])
         #expect(result.status == 10, "\(result.standardError)")
         #expect(result.standardError.contains("line 3"))
     }
@@ -229,7 +239,8 @@ struct StreamGetTests {
         var gone = OriginBehavior()
         gone.failFirst = 1_000
         gone.failStatus = 404
-        let (result, _) = try await Self.get([("/a/index.m3u8", playlist), ("/a/gone.key", "x"), ("/a/seg0.ts", "x")], behaviors: ["/a/gone.key": gone])
+        let (result, _) = try await Self.get(
+            [("/a/index.m3u8", playlist), ("/a/gone.key", "x"), ("/a/seg0.ts", "x")], behaviors: ["/a/gone.key": gone])
         #expect(result.status == 13, "\(result.standardError)")
         #expect(result.standardError.contains("gone.key"))
     }
@@ -238,7 +249,8 @@ struct StreamGetTests {
         let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg0.ts\n#EXT-X-ENDLIST\n"
         var html = OriginBehavior()
         html.contentType = "text/html; charset=utf-8"
-        let (result, _) = try await Self.get([("/a/index.m3u8", playlist), ("/a/seg0.ts", "<html>captcha</html>")], behaviors: ["/a/seg0.ts": html])
+        let (result, _) = try await Self.get(
+            [("/a/index.m3u8", playlist), ("/a/seg0.ts", "<html>captcha</html>")], behaviors: ["/a/seg0.ts": html])
         #expect(result.status == 13, "\(result.standardError)")
         #expect(result.standardError.contains("seg0.ts"))
         #expect(result.standardError.contains("HTML page"))
@@ -319,11 +331,13 @@ struct LiveStreamTests {
             Self.publishLive(origin, Self.window(0...2, names: names, ended: false))
             let output = directory + "/live.mp4"
             let parts = output + ".parts"
-            let result = try await vfetch(["get", origin.url("/s/live.m3u8"), "-o", output], interruptWhen: {
-                // Interrupted once the playlist has been read again (get's probe, the stream's first read, a
-                // reload): the three segments are in, and the recording waits for more.
-                origin.requests.filter { $0.path == "/s/live.m3u8" }.count >= 3
-            })
+            let result = try await vfetch(
+                ["get", origin.url("/s/live.m3u8"), "-o", output],
+                interruptWhen: {
+                    // Interrupted once the playlist has been read again (get's probe, the stream's first read, a
+                    // reload): the three segments are in, and the recording waits for more.
+                    origin.requests.filter { $0.path == "/s/live.m3u8" }.count >= 3
+                })
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
             #expect(!exists(parts))

@@ -40,7 +40,8 @@ import VFetchCore
     }
 
     /// Messages of every length around a block boundary, encrypted by `openssl enc` (PKCS7 padding).
-    @Test(.enabled(if: opensslIsInstalled, "openssl encrypts the messages, and it is not installed"),
+    @Test(
+        .enabled(if: opensslIsInstalled, "openssl encrypts the messages, and it is not installed"),
         arguments: [0, 1, 15, 16, 17, 31, 32, 1000, 188 * 1000 + 5])
     func decryptsWhatOpenSSLEncrypts(length: Int) throws {
         var generator = SplitMix(seed: UInt64(length))  // seeded, so a failure repeats

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VFetchCore
 
 @Suite struct CacheIndexTests {
@@ -49,39 +50,43 @@ import Testing
 }
 
 @Suite struct ServedContentTypeTests {
-    @Test(arguments: [
-        ("video/mp4", ServedContentType.media("video/mp4")),
-        ("Video/MP4; codecs=\"avc1\"", .media("video/mp4")),
-        ("application/vnd.apple.mpegurl", .media("application/vnd.apple.mpegurl")),
-        ("application/dash+xml", .media("application/dash+xml")),
-        ("audio/x-<script>", .opaque),
-        ("text/html; charset=utf-8", .page("text/html")),
-        ("application/xhtml+xml", .page("application/xhtml+xml")),
-        ("image/svg+xml", .page("image/svg+xml")),
-        ("text/xml", .page("text/xml")),
-        ("application/javascript", .page("application/javascript")),
-        ("text/plain", .opaque),
-        ("application/octet-stream", .opaque),
-        ("", .opaque),
-    ] as [(String, ServedContentType)])
+    @Test(
+        arguments: [
+            ("video/mp4", ServedContentType.media("video/mp4")),
+            ("Video/MP4; codecs=\"avc1\"", .media("video/mp4")),
+            ("application/vnd.apple.mpegurl", .media("application/vnd.apple.mpegurl")),
+            ("application/dash+xml", .media("application/dash+xml")),
+            ("audio/x-<script>", .opaque),
+            ("text/html; charset=utf-8", .page("text/html")),
+            ("application/xhtml+xml", .page("application/xhtml+xml")),
+            ("image/svg+xml", .page("image/svg+xml")),
+            ("text/xml", .page("text/xml")),
+            ("application/javascript", .page("application/javascript")),
+            ("text/plain", .opaque),
+            ("application/octet-stream", .opaque),
+            ("", .opaque),
+        ] as [(String, ServedContentType)])
     func classifies(type: String, expected: ServedContentType) {
         #expect(ServedContentType(origin: type) == expected)
     }
 }
 
 @Suite struct NetworkAddressTests {
-    @Test(arguments: [
-        ([8, 8, 8, 8], true), ([93, 184, 216, 34], true), ([172, 32, 0, 1], true), ([100, 128, 0, 1], true),
-        ([127, 0, 0, 1], false), ([10, 1, 2, 3], false), ([172, 16, 0, 1], false), ([172, 31, 255, 255], false),
-        ([192, 168, 1, 1], false), ([169, 254, 169, 254], false), ([0, 0, 0, 0], false), ([100, 64, 0, 1], false),
-        ([224, 0, 0, 1], false), ([255, 255, 255, 255], false),
-    ] as [([UInt8], Bool)])
+    @Test(
+        arguments: [
+            ([8, 8, 8, 8], true), ([93, 184, 216, 34], true), ([172, 32, 0, 1], true), ([100, 128, 0, 1], true),
+            ([127, 0, 0, 1], false), ([10, 1, 2, 3], false), ([172, 16, 0, 1], false), ([172, 31, 255, 255], false),
+            ([192, 168, 1, 1], false), ([169, 254, 169, 254], false), ([0, 0, 0, 0], false), ([100, 64, 0, 1], false),
+            ([224, 0, 0, 1], false), ([255, 255, 255, 255], false),
+        ] as [([UInt8], Bool)])
     func ipv4(address: [UInt8], isPublic: Bool) {
         #expect(NetworkAddress.isPublic(ipv4: address) == isPublic)
     }
 
     @Test func ipv6() {
-        func v6(_ prefix: [UInt8], _ tail: [UInt8] = []) -> [UInt8] { prefix + [UInt8](repeating: 0, count: 16 - prefix.count - tail.count) + tail }
+        func v6(_ prefix: [UInt8], _ tail: [UInt8] = []) -> [UInt8] {
+            prefix + [UInt8](repeating: 0, count: 16 - prefix.count - tail.count) + tail
+        }
         #expect(NetworkAddress.isPublic(ipv6: v6([0x26, 0x06, 0x47, 0x00], [1])))
         #expect(!NetworkAddress.isPublic(ipv6: v6([], [1])))  // ::1
         #expect(!NetworkAddress.isPublic(ipv6: v6([])))  // ::

@@ -124,12 +124,15 @@ struct SimulatedOrigin {
     let mib = 1048576.0
 
     /// Within 10% of the best fixed count on the same simulated origin.
-    func expectNearOptimum(_ origin: SimulatedOrigin, size: Double, maximum: Int = 32,
-                           sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectNearOptimum(
+        _ origin: SimulatedOrigin, size: Double, maximum: Int = 32,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let run = origin.download(size, maximum: maximum)
         let best = origin.optimum(size, maximum: maximum)
-        #expect(run.seconds <= best * 1.1, "\(run.seconds) s against the best fixed count's \(best) s; limits \(Set(run.limits).sorted())",
-                sourceLocation: sourceLocation)
+        #expect(
+            run.seconds <= best * 1.1, "\(run.seconds) s against the best fixed count's \(best) s; limits \(Set(run.limits).sorted())",
+            sourceLocation: sourceLocation)
     }
 
     @Test func aBurstAtTheStartOfEveryResponseDoesNotHideAPerConnectionLimit() {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import VFetchCore
 
 @Suite struct CrossOriginPolicyTests {

@@ -1,4 +1,6 @@
+import Foundation
 import Testing
+
 @testable import VFetchCore
 
 @Suite struct DownloadQueueTests {
@@ -49,8 +51,6 @@ import Testing
     }
 }
 
-import Foundation
-
 enum JSONRoundTrip {
     static func copy<T: Codable>(_ value: T) throws -> T {
         try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
@@ -58,7 +58,9 @@ enum JSONRoundTrip {
 }
 
 @Suite struct DamagedQueueTests {
-    func saved(nextNumber: String = "2", maxConcurrent: String = "3", speed: String = "null", headers: String = "[]", connections: String = "4")
+    func saved(
+        nextNumber: String = "2", maxConcurrent: String = "3", speed: String = "null", headers: String = "[]", connections: String = "4"
+    )
         -> Data
     {
         Data(

@@ -15,7 +15,8 @@ struct KeptPlaylistTests {
     }
 
     @Test func aTornOrDamagedCopyIsNone() {
-        let kept = KeptPlaylist(url: "http://e/x.mpd", finalURL: "http://e/x.mpd", contentType: nil, etag: nil, lastModified: nil, body: Array("<MPD/>".utf8))
+        let kept = KeptPlaylist(
+            url: "http://e/x.mpd", finalURL: "http://e/x.mpd", contentType: nil, etag: nil, lastModified: nil, body: Array("<MPD/>".utf8))
         let bytes = kept.encoded()
         #expect(KeptPlaylist(decoding: Array(bytes.dropLast())) == nil)
         #expect(KeptPlaylist(decoding: bytes + [10]) == nil)

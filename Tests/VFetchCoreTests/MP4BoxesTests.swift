@@ -303,7 +303,8 @@ import Testing
     }
 
     @Test func aMoovWithoutMvexIsNotFragmented() {
-        let file = filled("ftyp", size: 24) + fragmentedMoov([Track(id: 1, timescale: 1000)], mvex: false)
+        let file =
+            filled("ftyp", size: 24) + fragmentedMoov([Track(id: 1, timescale: 1000)], mvex: false)
             + filled("mdat", size: 100)
         #expect(MP4Boxes.movieDuration(length: Int64(file.count), read: reader(file)) == .notFragmented)
         // No moov present: nothing says it is fragmented.

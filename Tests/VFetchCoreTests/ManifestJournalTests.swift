@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VFetchCore
 
 /// The manifest file as checkpoints write it: a snapshot, then updates chained to it.
@@ -127,7 +128,9 @@ import Testing
                 new_block_tags: Data([1, 0, 0, 0, 0xEF, 0xBE, 0xAD, 0xDE, 0xFF, 0xFF, 0xFF, 0xFF]).base64EncodedString(),
                 new_blocks: [2, 7, 40], partial_blocks: [[0, 10, 0], [200_000, 262_143, 4_294_967_295]]))
         #expect(line == Array(expected), "\(String(decoding: line, as: UTF8.self))")
-        #expect(Manifest.Update(completedBlocks: [:]).encodedRecord(after: []).bytes.starts(with: Array(#"{"new_block_tags":"","new_blocks":[],"partial_blocks":[]}"#.utf8)))
+        #expect(
+            Manifest.Update(completedBlocks: [:]).encodedRecord(after: []).bytes.starts(
+                with: Array(#"{"new_block_tags":"","new_blocks":[],"partial_blocks":[]}"#.utf8)))
     }
 
     // MARK: - Damage
@@ -202,17 +205,30 @@ import Testing
         #expect(throws: ManifestError.truncated) { try Manifest(decoding: bytes + Array("{\"a\":1}\nsha256 xyz".utf8)) }
     }
 
-    @Test(arguments: [
-        (#"{"new_block_tags":"","new_blocks":[],"partial_blocks":[]}"#, nil),
-        (#"{"new_block_tags":"oAAAAA==","new_blocks":[5],"partial_blocks":[[393216,400000,1]],"later":true}"#, nil),
-        (#"{"new_block_tags":"","new_blocks":[]}"#, "update: missing partial_blocks"),
-        (#"{"new_block_tags":"oAAAAA==","new_blocks":[],"partial_blocks":[]}"#, "new_block_tags has 4 bytes for 0 blocks"),
-        (#"{"new_block_tags":"oAAAAKAAAAA=","new_blocks":[6,5],"partial_blocks":[]}"#, "update: new_blocks are not in order, each a block not complete before"),
-        (#"{"new_block_tags":"oAAAAA==","new_blocks":[64],"partial_blocks":[]}"#, "update: new_blocks are not in order, each a block not complete before"),
-        (#"{"new_block_tags":"oAAAAA==","new_blocks":[-1],"partial_blocks":[]}"#, "update: new_blocks are not in order, each a block not complete before"),
-        (#"{"new_block_tags":"oAAAAA==","new_blocks":[5],"partial_blocks":[[327680,330000,1]]}"#, "partial_blocks are not in order, each within one block not complete"),
-        (#"[]"#, "update: not a JSON object"),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            (#"{"new_block_tags":"","new_blocks":[],"partial_blocks":[]}"#, nil),
+            (#"{"new_block_tags":"oAAAAA==","new_blocks":[5],"partial_blocks":[[393216,400000,1]],"later":true}"#, nil),
+            (#"{"new_block_tags":"","new_blocks":[]}"#, "update: missing partial_blocks"),
+            (#"{"new_block_tags":"oAAAAA==","new_blocks":[],"partial_blocks":[]}"#, "new_block_tags has 4 bytes for 0 blocks"),
+            (
+                #"{"new_block_tags":"oAAAAKAAAAA=","new_blocks":[6,5],"partial_blocks":[]}"#,
+                "update: new_blocks are not in order, each a block not complete before"
+            ),
+            (
+                #"{"new_block_tags":"oAAAAA==","new_blocks":[64],"partial_blocks":[]}"#,
+                "update: new_blocks are not in order, each a block not complete before"
+            ),
+            (
+                #"{"new_block_tags":"oAAAAA==","new_blocks":[-1],"partial_blocks":[]}"#,
+                "update: new_blocks are not in order, each a block not complete before"
+            ),
+            (
+                #"{"new_block_tags":"oAAAAA==","new_blocks":[5],"partial_blocks":[[327680,330000,1]]}"#,
+                "partial_blocks are not in order, each within one block not complete"
+            ),
+            (#"[]"#, "update: not a JSON object"),
+        ] as [(String, String?)])
     func judgesEachUpdate(json: String, error: String?) throws {
         var journal = ManifestJournal(Self.manifest())
         let snapshot = journal.snapshot()

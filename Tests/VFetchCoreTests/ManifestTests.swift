@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VFetchCore
 
 @Suite struct ManifestTests {
@@ -351,7 +352,11 @@ import Testing
             partialBlocks: partial.reversed())
         #expect(manifest.partialBlocks == partial, "kept in order")
         #expect(try Manifest(decoding: manifest.encoded()) == manifest)
-        #expect(manifest.savedRanges.ranges == [10..<6000, 64 * Self.kib..<(128 * Self.kib), 3 * 64 * Self.kib..<(3 * 64 * Self.kib + 1), (4 * 64 * Self.kib + 99)..<(4 * 64 * Self.kib + 100)])
+        #expect(
+            manifest.savedRanges.ranges == [
+                10..<6000, 64 * Self.kib..<(128 * Self.kib), 3 * 64 * Self.kib..<(3 * 64 * Self.kib + 1),
+                (4 * 64 * Self.kib + 99)..<(4 * 64 * Self.kib + 100),
+            ])
     }
 
     @Test func keepsOnlyPartialBlocksThatFit() {
@@ -521,22 +526,23 @@ import Testing
     }
 
     /// The resume rules, one row each: which earlier bytes may be reused for which remote answer.
-    @Test(arguments: [
-        // (saved ETag, saved Last-Modified, remote ETag, remote Last-Modified, trust length, reusable)
-        ("\"v1\"", nil, "\"v1\"", nil, false, true),
-        ("\"v1\"", nil, "\"v2\"", nil, false, false),
-        ("\"v1\"", "Mon", "\"v2\"", "Mon", false, false),
-        ("W/\"v1\"", "Mon", "W/\"v1\"", "Mon", false, true),
-        ("W/\"v1\"", "Mon", "W/\"v2\"", "Mon", false, false),
-        ("W/\"v1\"", "Mon", "W/\"v1\"", "Tue", false, false),
-        ("W/\"v1\"", nil, "W/\"v1\"", nil, false, false),
-        ("W/\"v1\"", nil, "W/\"v1\"", nil, true, true),
-        (nil, "Mon", nil, "Mon", false, true),
-        (nil, "Mon", nil, "Tue", false, false),
-        (nil, "Mon", nil, nil, true, false),
-        (nil, nil, nil, nil, false, false),
-        (nil, nil, nil, nil, true, true),
-    ] as [(String?, String?, String?, String?, Bool, Bool)])
+    @Test(
+        arguments: [
+            // (saved ETag, saved Last-Modified, remote ETag, remote Last-Modified, trust length, reusable)
+            ("\"v1\"", nil, "\"v1\"", nil, false, true),
+            ("\"v1\"", nil, "\"v2\"", nil, false, false),
+            ("\"v1\"", "Mon", "\"v2\"", "Mon", false, false),
+            ("W/\"v1\"", "Mon", "W/\"v1\"", "Mon", false, true),
+            ("W/\"v1\"", "Mon", "W/\"v2\"", "Mon", false, false),
+            ("W/\"v1\"", "Mon", "W/\"v1\"", "Tue", false, false),
+            ("W/\"v1\"", nil, "W/\"v1\"", nil, false, false),
+            ("W/\"v1\"", nil, "W/\"v1\"", nil, true, true),
+            (nil, "Mon", nil, "Mon", false, true),
+            (nil, "Mon", nil, "Tue", false, false),
+            (nil, "Mon", nil, nil, true, false),
+            (nil, nil, nil, nil, false, false),
+            (nil, nil, nil, nil, true, true),
+        ] as [(String?, String?, String?, String?, Bool, Bool)])
     func resumeRules(
         savedETag: String?, savedDate: String?, remoteETag: String?, remoteDate: String?, trust: Bool, reusable: Bool
     ) {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import VFetchCore
 
 @Suite struct RedactionTests {
@@ -33,7 +34,8 @@ import Testing
         #expect(
             redactingCredentials(in: message)
                 == "bad URL: http://ann:***@a.example/x (libcurl: https://bob:***@b.example?y), \"ftp://***@c\"")
-        #expect(redactingCredentials(in: "mail ann@example.com about http://example.com/") == "mail ann@example.com about http://example.com/")
+        #expect(
+            redactingCredentials(in: "mail ann@example.com about http://example.com/") == "mail ann@example.com about http://example.com/")
     }
 
     @Test(arguments: [

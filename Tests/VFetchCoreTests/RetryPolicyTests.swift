@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VFetchCore
 
 /// An origin's `Retry-After` is honoured up to a limit (10 minutes by default); beyond it the download

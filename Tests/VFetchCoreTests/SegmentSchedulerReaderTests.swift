@@ -1,4 +1,5 @@
 import Testing
+
 @testable import VFetchCore
 
 /// The player cache's readers: windows at their positions, seeks, and `windowsOnly` prefetch.

@@ -36,8 +36,7 @@ private struct Expected {
         }
     }
 
-    private init(container: String, video: String?, audio: String, sampleRate: Int, faststart: Bool?, fragmented: Bool?)
-    {
+    private init(container: String, video: String?, audio: String, sampleRate: Int, faststart: Bool?, fragmented: Bool?) {
         self.container = container
         self.video = video
         self.audio = audio
@@ -106,8 +105,7 @@ private func firstUnplayableTime(_ packets: [ProbedPacket], present: Range<Int64
         let length = try fileLength(path)
         let present = 0..<length * 3 / 10
         let expectedEnd = firstUnplayableTime(try await ffprobePackets(path), present: present)
-        let playable = try await withProbe(path: path, length: length, present: openedWhole ? [0..<length] : [present])
-        {
+        let playable = try await withProbe(path: path, length: length, present: openedWhole ? [0..<length] : [present]) {
             $0.playableRanges(present: [present])
         }
         #expect(playable.count == 1, "\(playable)")
@@ -280,7 +278,6 @@ enum BrokenFile: String, CaseIterable, Sendable {
         }
     }
 }
-
 
 /// A source that serves a file for a few reads, then gives up.
 final class AbortingSource: MediaByteSource {

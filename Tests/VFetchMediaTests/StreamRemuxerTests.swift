@@ -109,8 +109,10 @@ struct StreamRemuxerTests {
         for file in files {
             let result = try await runTool(
                 "ffprobe",
-                ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames",
-                 "-of", "csv=p=0", file])
+                [
+                    "-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames",
+                    "-of", "csv=p=0", file,
+                ])
             #expect(result.status == 0 && result.standardError.isEmpty, "\(result.standardError)")
             // The count is shown for the stream in its program, then on its own.
             frames += result.standardOutput.split(separator: "\n").first.flatMap { Int($0) } ?? 0

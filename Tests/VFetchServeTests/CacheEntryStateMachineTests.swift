@@ -1,6 +1,7 @@
 import Testing
-@testable import VFetch
 import VFetchCore
+
+@testable import VFetch
 @testable import VFetchServe
 
 /// Openers and waiters are numbers here: the machine hands back whatever the caller gave it.
@@ -24,7 +25,9 @@ typealias Machine = CacheEntry.StateMachine<Int, Int>
         Machine.FetchStart(version: version, url: url, publicOnly: false, prefetch: prefetch, positions: positions)
     }
 
-    func opened(_ version: Int, length: Int64? = 1000) -> Machine.Opened { Machine.Opened(remote: remote(length: length), version: version) }
+    func opened(_ version: Int, length: Int64? = 1000) -> Machine.Opened {
+        Machine.Opened(remote: remote(length: length), version: version)
+    }
 
     /// A machine whose first fetch has probed the file and written `written`.
     func filling(_ written: ByteRangeSet = ByteRangeSet(), prefetch: ReaderDemand.Prefetch = .full) -> Machine {

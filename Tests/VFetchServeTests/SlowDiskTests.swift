@@ -1,13 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import NIOPosix
 import Synchronization
 import Testing
 import VFetch
 import VFetchCore
+
 @testable import VFetchServe
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite struct SlowDiskTests {
     /// The server on one event loop with its one disk thread stuck, as on a disk that stalls: a request that needs no disk is answered while it is stuck, and one that reads the

@@ -65,7 +65,10 @@ private func url(_ string: String) -> URL { URL(string: string)! }
         #expect(catalog.format == .hls)
         #expect(catalog.isLive == false)
         #expect(catalog.duration == nil)
-        #expect(catalog.tracks.map(\.id) == ["v0", "v1", "v2", "v3", "AUDIO/aud1/English", "AUDIO/aud2/English", "AUDIO/aud3/English", "SUBTITLES/sub1/English"])
+        #expect(
+            catalog.tracks.map(\.id) == [
+                "v0", "v1", "v2", "v3", "AUDIO/aud1/English", "AUDIO/aud2/English", "AUDIO/aud3/English", "SUBTITLES/sub1/English",
+            ])
         #expect(
             catalog.tracks[0]
                 == StreamTrack(
@@ -136,7 +139,9 @@ private func url(_ string: String) -> URL { URL(string: string)! }
                     id: "v0", kind: .muxed, bandwidth: 2_340_800, averageBandwidth: 2_340_800, width: 1280, height: 720,
                     frameRate: 29.97, codecs: ["mp4a.40.2", "avc1.640020"],
                     segments: .playlist(
-                        url("https://manifest-gcp-us-east1-vop1.fastly.mux.com/Ea4Wq/rendition.m3u8?cdn=fastly&expires=1700000000&rid=Ea4Wq&skid=default&signature=NjU1Z")
+                        url(
+                            "https://manifest-gcp-us-east1-vop1.fastly.mux.com/Ea4Wq/rendition.m3u8?cdn=fastly&expires=1700000000&rid=Ea4Wq&skid=default&signature=NjU1Z"
+                        )
                     )
                 )
         )
@@ -273,12 +278,13 @@ private func url(_ string: String) -> URL { URL(string: string)! }
             """
         let list = try media(text, url: "https://cdn.example.com/vod/movie/index.m3u8?sig=xyz")
         let main = url("https://cdn.example.com/vod/movie/main.mp4")
-        #expect(list.segments.map(\.resource) == [
-            MediaResource(url: main, byteRange: 1210..<76442),
-            MediaResource(url: main, byteRange: 76442..<158_554),
-            MediaResource(url: url("https://cdn.example.com/vod/movie/other.ts"), byteRange: 0..<1000),
-            MediaResource(url: main, byteRange: 158_554..<228_418),
-        ])
+        #expect(
+            list.segments.map(\.resource) == [
+                MediaResource(url: main, byteRange: 1210..<76442),
+                MediaResource(url: main, byteRange: 76442..<158_554),
+                MediaResource(url: url("https://cdn.example.com/vod/movie/other.ts"), byteRange: 0..<1000),
+                MediaResource(url: main, byteRange: 158_554..<228_418),
+            ])
         #expect(list.segments.map(\.initialization) == Array(repeating: MediaResource(url: main, byteRange: 0..<1210), count: 4))
         #expect(list.segments.map(\.sequence) == [0, 1, 2, 3])
         #expect(list.segments.map(\.duration) == [10, 10, 10, 9.5])
@@ -310,13 +316,14 @@ private func url(_ string: String) -> URL { URL(string: string)! }
             """
         let list = try media(text)
         let iv: [UInt8] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
-        #expect(list.segments.map(\.encryption) == [
-            .aes128(key: url("https://keys.example.net/k1?token=a,b"), iv: iv),
-            .aes128(key: url("https://keys.example.net/k1?token=a,b"), iv: iv),
-            .aes128(key: url("https://cdn.example.com/vod/movie/key2.bin"), iv: nil),
-            .aes128(key: url("https://cdn.example.com/keys/k3"), iv: Array(repeating: 0, count: 14) + [0x12, 0x34]),
-            .none,
-        ])
+        #expect(
+            list.segments.map(\.encryption) == [
+                .aes128(key: url("https://keys.example.net/k1?token=a,b"), iv: iv),
+                .aes128(key: url("https://keys.example.net/k1?token=a,b"), iv: iv),
+                .aes128(key: url("https://cdn.example.com/vod/movie/key2.bin"), iv: nil),
+                .aes128(key: url("https://cdn.example.com/keys/k3"), iv: Array(repeating: 0, count: 14) + [0x12, 0x34]),
+                .none,
+            ])
         #expect(list.segments.map(\.sequence) == [7, 8, 9, 10, 11])
     }
 
@@ -325,7 +332,8 @@ private func url(_ string: String) -> URL { URL(string: string)! }
             #EXT-X-KEY:METHOD=SAMPLE-AES-CTR,KEYFORMAT="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed",KEYFORMATVERSIONS="1",URI="data:text/plain;base64,AAAAW3Bzc2gAAAAA7e+LqXnWSs6jyCfc1R0h7QAAADsIARIQ"
             #EXT-X-KEY:METHOD=SAMPLE-AES-CTR,KEYFORMAT="com.microsoft.playready",KEYFORMATVERSIONS="1",URI="data:text/plain;charset=UTF-16;base64,xAEAAAEAAQC6AT"
             """
-        let fairPlay = #"#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://twelve-key-id",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1""#
+        let fairPlay =
+            #"#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://twelve-key-id",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1""#
         let text = """
             #EXTM3U
             #EXT-X-TARGETDURATION:4
@@ -345,12 +353,13 @@ private func url(_ string: String) -> URL { URL(string: string)! }
             d.ts
             """
         let list = try media(text)
-        #expect(list.segments.map(\.encryption) == [
-            .unsupported("urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"),
-            .unsupported("com.apple.streamingkeydelivery"),
-            .unsupported("SAMPLE-AES"),
-            .aes128(key: url("https://cdn.example.com/vod/movie/clear.key"), iv: nil),
-        ])
+        #expect(
+            list.segments.map(\.encryption) == [
+                .unsupported("urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"),
+                .unsupported("com.apple.streamingkeydelivery"),
+                .unsupported("SAMPLE-AES"),
+                .aes128(key: url("https://cdn.example.com/vod/movie/clear.key"), iv: nil),
+            ])
     }
 
     @Test func liveSlidingWindowIsIncompleteAndCountsFromItsMediaSequence() throws {
@@ -434,7 +443,8 @@ private func url(_ string: String) -> URL { URL(string: string)! }
         ("HTTPS://UPPER.example.org/seg.ts", "HTTPS://UPPER.example.org/seg.ts"),
     ])
     func segmentURIsResolveAgainstThePlaylistURL(uri: String, expected: String) throws {
-        let list = try media("#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n\(uri)\n", url: "https://cdn.example.com/vod/movie/index.m3u8?token=abc")
+        let list = try media(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n\(uri)\n", url: "https://cdn.example.com/vod/movie/index.m3u8?token=abc")
         #expect(list.segments[0].resource.url.absoluteString == expected)
         #expect(list.segments[0].resource.url.baseURL == nil)
     }
@@ -467,18 +477,30 @@ private func url(_ string: String) -> URL { URL(string: string)! }
     // MARK: Errors
 
     @Test(arguments: [
-        ("<!DOCTYPE html>\n<html><body>Access denied</body></html>", "line 1: not an HLS playlist: it does not start with #EXTM3U (it looks like an HTML or XML page)"),
+        (
+            "<!DOCTYPE html>\n<html><body>Access denied</body></html>",
+            "line 1: not an HLS playlist: it does not start with #EXTM3U (it looks like an HTML or XML page)"
+        ),
         ("", "line 1: not an HLS playlist: it does not start with #EXTM3U"),
         ("\n\n#EXTINF:1,\na.ts\n", "line 3: not an HLS playlist: it does not start with #EXTM3U"),
         ("#EXTM3U\n#EXT-X-VERSION:3\n", "line 2: the playlist has no segments and no variants"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-ENDLIST", "line 3: the media playlist has no segments"),
         ("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"x\",URI=\"a.m3u8\"", "line 2: the master playlist has no variants"),
-        ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n#EXTINF:4,\ns.ts", "line 4: #EXTINF in a playlist that has #EXT-X-STREAM-INF on line 2: a playlist is either master or media"),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8", "line 3: #EXT-X-STREAM-INF in a playlist that has #EXT-X-TARGETDURATION on line 2: a playlist is either master or media"),
+        (
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n#EXTINF:4,\ns.ts",
+            "line 4: #EXTINF in a playlist that has #EXT-X-STREAM-INF on line 2: a playlist is either master or media"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8",
+            "line 3: #EXT-X-STREAM-INF in a playlist that has #EXT-X-TARGETDURATION on line 2: a playlist is either master or media"
+        ),
         ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n#EXT-X-STREAM-INF:BANDWIDTH=2\nv.m3u8", "line 2: #EXT-X-STREAM-INF has no URI after it"),
         ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n", "line 2: #EXT-X-STREAM-INF has no URI after it"),
         ("#EXTM3U\nstray.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8", "line 2: a URI with no #EXT-X-STREAM-INF before it"),
-        ("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,NAME=\"x\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8", "line 2: #EXT-X-MEDIA TYPE=AUDIO needs a GROUP-ID and a NAME"),
+        (
+            "#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,NAME=\"x\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8",
+            "line 2: #EXT-X-MEDIA TYPE=AUDIO needs a GROUP-ID and a NAME"
+        ),
         ("#EXTM3U\n#EXTINF:4,\n#EXTINF:4,\na.ts", "line 2: #EXTINF has no URI after it"),
         ("#EXTM3U\n#EXTINF:4,\na.ts\n#EXTINF:4,\n#EXT-X-ENDLIST", "line 4: #EXTINF has no URI after it"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:4\na.ts", "line 3: a URI with no #EXTINF before it"),
@@ -487,26 +509,71 @@ private func url(_ string: String) -> URL { URL(string: string)! }
         ("#EXTM3U\n#EXTINF:1e999,\na.ts", "line 2: #EXTINF duration \"1e999\" is not a non-negative number"),
         ("#EXTM3U\n#EXTINF:,\na.ts", "line 2: #EXTINF duration \"\" is not a non-negative number"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:ten\n#EXTINF:1,\na.ts", "line 2: #EXT-X-TARGETDURATION \"ten\" is not a number"),
-        ("#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:18446744073709551615\n#EXTINF:1,\na.ts", "line 2: #EXT-X-MEDIA-SEQUENCE \"18446744073709551615\" is not a sequence number"),
-        ("#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:9223372036854775807\n#EXTINF:1,\na.ts\n#EXTINF:1,\nb.ts", "line 2: #EXT-X-MEDIA-SEQUENCE 9223372036854775807 is too large"),
-        ("#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:abc\na.ts", "line 3: bad byte range \"abc\": expected <length>[@<offset>] within 2^63 bytes"),
-        ("#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:0@0\na.ts", "line 3: bad byte range \"0@0\": expected <length>[@<offset>] within 2^63 bytes"),
-        ("#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:10@-1\na.ts", "line 3: bad byte range \"10@-1\": expected <length>[@<offset>] within 2^63 bytes"),
-        ("#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:10@\na.ts", "line 3: bad byte range \"10@\": expected <length>[@<offset>] within 2^63 bytes"),
-        ("#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:99999999999999999999@0\na.ts", "line 3: bad byte range \"99999999999999999999@0\": expected <length>[@<offset>] within 2^63 bytes"),
-        ("#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:9223372036854775807@1\na.ts", "line 3: bad byte range \"9223372036854775807@1\": expected <length>[@<offset>] within 2^63 bytes"),
-        ("#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:9223372036854775800@0\na.ts\n#EXTINF:1,\n#EXT-X-BYTERANGE:100\na.ts", "line 6: bad byte range \"100@9223372036854775800\": expected <length>[@<offset>] within 2^63 bytes"),
+        (
+            "#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:18446744073709551615\n#EXTINF:1,\na.ts",
+            "line 2: #EXT-X-MEDIA-SEQUENCE \"18446744073709551615\" is not a sequence number"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:9223372036854775807\n#EXTINF:1,\na.ts\n#EXTINF:1,\nb.ts",
+            "line 2: #EXT-X-MEDIA-SEQUENCE 9223372036854775807 is too large"
+        ),
+        (
+            "#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:abc\na.ts",
+            "line 3: bad byte range \"abc\": expected <length>[@<offset>] within 2^63 bytes"
+        ),
+        (
+            "#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:0@0\na.ts",
+            "line 3: bad byte range \"0@0\": expected <length>[@<offset>] within 2^63 bytes"
+        ),
+        (
+            "#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:10@-1\na.ts",
+            "line 3: bad byte range \"10@-1\": expected <length>[@<offset>] within 2^63 bytes"
+        ),
+        (
+            "#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:10@\na.ts",
+            "line 3: bad byte range \"10@\": expected <length>[@<offset>] within 2^63 bytes"
+        ),
+        (
+            "#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:99999999999999999999@0\na.ts",
+            "line 3: bad byte range \"99999999999999999999@0\": expected <length>[@<offset>] within 2^63 bytes"
+        ),
+        (
+            "#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:9223372036854775807@1\na.ts",
+            "line 3: bad byte range \"9223372036854775807@1\": expected <length>[@<offset>] within 2^63 bytes"
+        ),
+        (
+            "#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:9223372036854775800@0\na.ts\n#EXTINF:1,\n#EXT-X-BYTERANGE:100\na.ts",
+            "line 6: bad byte range \"100@9223372036854775800\": expected <length>[@<offset>] within 2^63 bytes"
+        ),
         ("#EXTM3U\n#EXTINF:1,\n#EXT-X-BYTERANGE:100\na.ts", "line 3: #EXT-X-BYTERANGE has no offset and follows no range of a.ts"),
-        ("#EXTM3U\n#EXT-X-MAP:URI=\"i.mp4\",BYTERANGE=\"x@0\"\n#EXTINF:1,\na.ts", "line 2: bad byte range \"x@0\": expected <length>[@<offset>] within 2^63 bytes"),
+        (
+            "#EXTM3U\n#EXT-X-MAP:URI=\"i.mp4\",BYTERANGE=\"x@0\"\n#EXTINF:1,\na.ts",
+            "line 2: bad byte range \"x@0\": expected <length>[@<offset>] within 2^63 bytes"
+        ),
         ("#EXTM3U\n#EXT-X-MAP:BYTERANGE=\"1@0\"\n#EXTINF:1,\na.ts", "line 2: #EXT-X-MAP has no URI"),
-        ("#EXTM3U\n#EXTINF:1,\nftp://files.example.com/a.ts", "line 3: the URI \"ftp://files.example.com/a.ts\" does not resolve to an http(s) URL"),
+        (
+            "#EXTM3U\n#EXTINF:1,\nftp://files.example.com/a.ts",
+            "line 3: the URI \"ftp://files.example.com/a.ts\" does not resolve to an http(s) URL"
+        ),
         ("#EXTM3U\n#EXTINF:1,\nfile:///etc/passwd", "line 3: the URI \"file:///etc/passwd\" does not resolve to an http(s) URL"),
-        ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\njavascript:alert(1)", "line 3: the URI \"javascript:alert(1)\" does not resolve to an http(s) URL"),
-        ("#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"data:text/plain;base64,AAAA\"\n#EXTINF:1,\na.ts", "line 2: the URI \"data:text/plain;base64,AAAA\" does not resolve to an http(s) URL"),
+        (
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\njavascript:alert(1)",
+            "line 3: the URI \"javascript:alert(1)\" does not resolve to an http(s) URL"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"data:text/plain;base64,AAAA\"\n#EXTINF:1,\na.ts",
+            "line 2: the URI \"data:text/plain;base64,AAAA\" does not resolve to an http(s) URL"
+        ),
         ("#EXTM3U\n#EXT-X-KEY:METHOD=AES-128\n#EXTINF:1,\na.ts", "line 2: #EXT-X-KEY METHOD=AES-128 has no URI"),
         ("#EXTM3U\n#EXT-X-KEY:URI=\"k\"\n#EXTINF:1,\na.ts", "line 2: #EXT-X-KEY has no METHOD"),
-        ("#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0x0102030405060708090a0b0c0d0e0f1011\n#EXTINF:1,\na.ts", "line 2: #EXT-X-KEY IV \"0x0102030405060708090a0b0c0d0e0f1011\" is not a 128-bit hexadecimal number"),
-        ("#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0xZZ\n#EXTINF:1,\na.ts", "line 2: #EXT-X-KEY IV \"0xZZ\" is not a 128-bit hexadecimal number"),
+        (
+            "#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0x0102030405060708090a0b0c0d0e0f1011\n#EXTINF:1,\na.ts",
+            "line 2: #EXT-X-KEY IV \"0x0102030405060708090a0b0c0d0e0f1011\" is not a 128-bit hexadecimal number"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0xZZ\n#EXTINF:1,\na.ts",
+            "line 2: #EXT-X-KEY IV \"0xZZ\" is not a 128-bit hexadecimal number"
+        ),
     ])
     func malformedPlaylistsAreRefusedNamingTheLine(text: String, message: String) {
         #expect(throws: StreamParseError(message)) {

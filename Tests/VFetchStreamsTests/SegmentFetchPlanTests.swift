@@ -81,7 +81,9 @@ import VFetchCore
     }
 
     @Test func aMissingSegmentFailsTheDownloadNamingItAfterItsRetries() {
-        let run = Self.run(SegmentFetchPlan(count: 10, connections: 4, pieceSize: nil)) { index, _, _ in index == 7 ? .status(404, retryAfter: nil) : nil }
+        let run = Self.run(SegmentFetchPlan(count: 10, connections: 4, pieceSize: nil)) { index, _, _ in
+            index == 7 ? .status(404, retryAfter: nil) : nil
+        }
         #expect(run.failure == .fail(fetch: 7, reason: "HTTP 404"))
         #expect(run.started.filter { $0 == 7 }.count == 1 + RetryPolicy().maxRetries)
     }
@@ -103,13 +105,17 @@ import VFetchCore
     }
 
     @Test func aServerThatResetsEveryConnectionEndsWithinTheRetryBudget() {
-        let run = Self.run(SegmentFetchPlan(count: 5, connections: 8, pieceSize: nil)) { _, _, _ in .transfer(.reset, message: "Connection reset by peer") }
+        let run = Self.run(SegmentFetchPlan(count: 5, connections: 8, pieceSize: nil)) { _, _, _ in
+            .transfer(.reset, message: "Connection reset by peer")
+        }
         #expect(run.failure != nil)
         #expect(run.started.count <= 8 + 5 * (1 + RetryPolicy().maxRetries))
     }
 
     @Test func anUnreachableHostFailsAtOnce() {
-        let run = Self.run(SegmentFetchPlan(count: 5, connections: 2, pieceSize: nil)) { _, _, _ in .transfer(.unresolved, message: "Could not resolve host") }
+        let run = Self.run(SegmentFetchPlan(count: 5, connections: 2, pieceSize: nil)) { _, _, _ in
+            .transfer(.unresolved, message: "Could not resolve host")
+        }
         #expect(run.failure == .fail(fetch: 0, reason: "Could not resolve host"))
     }
 

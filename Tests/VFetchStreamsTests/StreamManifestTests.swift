@@ -21,11 +21,16 @@ import Testing
         moved.swapAt(0, 2)
         var renamed = Self.resources
         renamed[2].url = URL(string: "https://cdn.example/seg2.ts?token=1")!
-        #expect(Set([base, StreamManifest.fingerprint(of: ranged), StreamManifest.fingerprint(of: moved), StreamManifest.fingerprint(of: renamed)]).count == 4)
+        #expect(
+            Set([
+                base, StreamManifest.fingerprint(of: ranged), StreamManifest.fingerprint(of: moved),
+                StreamManifest.fingerprint(of: renamed),
+            ]).count == 4)
     }
 
     @Test func aDamagedHeaderIsNotTrustedAndEntriesStopAtTheFirstBadLine() {
-        let good = StreamManifest(source: "s", fingerprint: "f", fetches: 3, kept: [.init(fetch: 1, size: 5, tag: 1), .init(fetch: 0, size: 7, tag: 9)])
+        let good = StreamManifest(
+            source: "s", fingerprint: "f", fetches: 3, kept: [.init(fetch: 1, size: 5, tag: 1), .init(fetch: 0, size: 7, tag: 9)])
         var future = good
         future.version = 99
         #expect(StreamManifest.decode(future.encoded()) == nil)

@@ -55,7 +55,10 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
         // Its variants (not its renditions, nor the I-frame playlist), for serve's prefetch; no segments.
         let document = try StreamRewrite.rewrite(
             Array(text.utf8), format: .hls, url: URL(string: "https://cdn.example.com/vod/movie/master.m3u8")!, link: link)
-        #expect(document.variants == ["https://cdn.example.com/vod/movie/720p/index.m3u8", "https://cdn.example.com/abs/1080p/index.m3u8?token=a%2Fb"])
+        #expect(
+            document.variants == [
+                "https://cdn.example.com/vod/movie/720p/index.m3u8", "https://cdn.example.com/abs/1080p/index.m3u8?token=a%2Fb",
+            ])
         #expect(document.segments.isEmpty)
     }
 
@@ -205,7 +208,9 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
         // `..` resolved against the Representation's base; single quotes kept.
         let audio = link(root + "audio/T.m4s").replacingOccurrences(of: "T.m4s", with: "$Time$.m4s")
         #expect(rewritten.contains("media='\(audio)'"))
-        #expect(rewritten.contains("initialization=\"\(link(root + "audio/init-X.mp4").replacingOccurrences(of: "X.mp4", with: "$Bandwidth$.mp4"))\""))
+        #expect(
+            rewritten.contains(
+                "initialization=\"\(link(root + "audio/init-X.mp4").replacingOccurrences(of: "X.mp4", with: "$Bandwidth$.mp4"))\""))
         // Everything else is as it was.
         #expect(rewritten.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- made by hand -->\n<MPD "))
         #expect(rewritten.contains("<SegmentTimeline><S t=\"0\" d=\"192000\" r=\"1\"/></SegmentTimeline>"))
@@ -277,10 +282,13 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
             link("https://o.example/m/\(directory)sN.m4s").replacingOccurrences(of: "sN.m4s", with: "s$Number$.m4s")
         }
         #expect(rewritten.contains("<SegmentTemplate media=\"\(media(""))\" initialization=\"\(link("https://o.example/m/i.mp4"))\""))
-        #expect(rewritten.contains(
-            "<Representation id=\"a\" bandwidth=\"1\"><SegmentTemplate media=\"\(media("a/"))\" initialization=\"\(link("https://o.example/m/a/i.mp4"))\"/><BaseURL>"))
-        #expect(rewritten.contains(
-            "<SegmentTemplate initialization=\"\(link("https://o.example/m/b/own.mp4"))\" media=\"\(media("b/"))\"/>"))
+        #expect(
+            rewritten.contains(
+                "<Representation id=\"a\" bandwidth=\"1\"><SegmentTemplate media=\"\(media("a/"))\" initialization=\"\(link("https://o.example/m/a/i.mp4"))\"/><BaseURL>"
+            ))
+        #expect(
+            rewritten.contains(
+                "<SegmentTemplate initialization=\"\(link("https://o.example/m/b/own.mp4"))\" media=\"\(media("b/"))\"/>"))
         #expect(rewritten.contains("<Representation id=\"c\" bandwidth=\"1\"/>"))
         #expect(rewritten.contains("<mpd:SegmentTemplate media=\"\(media("d/"))\""))
         // Read back, each Representation's segments are serve links to its own directory.
@@ -289,7 +297,11 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
             guard case .list(let list) = track.segments, let first = list.segments.first else { return nil }
             return URLComponents(url: first.resource.url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value
         }
-        #expect(firsts == ["https://o.example/m/a/s1.m4s", "https://o.example/m/b/s1.m4s", "https://o.example/m/s1.m4s", "https://o.example/m/d/s1.m4s"])
+        #expect(
+            firsts == [
+                "https://o.example/m/a/s1.m4s", "https://o.example/m/b/s1.m4s", "https://o.example/m/s1.m4s",
+                "https://o.example/m/d/s1.m4s",
+            ])
     }
 
     @Test func inheritedSegmentListUnderOwnBaseURLIsRefusedNotServedWrong() {

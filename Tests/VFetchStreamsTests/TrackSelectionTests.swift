@@ -10,12 +10,22 @@ import Testing
     static let catalog = StreamCatalog(
         format: .hls,
         tracks: [
-            StreamTrack(id: "v0", kind: .video, bandwidth: 800_000, width: 640, height: 360, codecs: ["avc1.4d401e", "mp4a.40.2"], audioGroup: "aac", segments: playlist("360")),
-            StreamTrack(id: "v1", kind: .video, bandwidth: 5_000_000, width: 1920, height: 1080, codecs: ["hvc1.2.4.L123", "mp4a.40.2"], audioGroup: "aac", segments: playlist("1080")),
-            StreamTrack(id: "v2", kind: .video, bandwidth: 2_500_000, width: 1280, height: 720, codecs: ["avc1.64001f", "mp4a.40.2"], audioGroup: "aac", segments: playlist("720")),
-            StreamTrack(id: "AUDIO/aac/English", kind: .audio, bandwidth: 128_000, language: "en", audioGroup: "aac", isDefault: true, segments: playlist("en")),
-            StreamTrack(id: "AUDIO/aac/Deutsch", kind: .audio, bandwidth: 192_000, language: "de-DE", audioGroup: "aac", segments: playlist("de")),
-            StreamTrack(id: "AUDIO/other/English", kind: .audio, language: "en", audioGroup: "other", isDefault: true, segments: playlist("other")),
+            StreamTrack(
+                id: "v0", kind: .video, bandwidth: 800_000, width: 640, height: 360, codecs: ["avc1.4d401e", "mp4a.40.2"],
+                audioGroup: "aac", segments: playlist("360")),
+            StreamTrack(
+                id: "v1", kind: .video, bandwidth: 5_000_000, width: 1920, height: 1080, codecs: ["hvc1.2.4.L123", "mp4a.40.2"],
+                audioGroup: "aac", segments: playlist("1080")),
+            StreamTrack(
+                id: "v2", kind: .video, bandwidth: 2_500_000, width: 1280, height: 720, codecs: ["avc1.64001f", "mp4a.40.2"],
+                audioGroup: "aac", segments: playlist("720")),
+            StreamTrack(
+                id: "AUDIO/aac/English", kind: .audio, bandwidth: 128_000, language: "en", audioGroup: "aac", isDefault: true,
+                segments: playlist("en")),
+            StreamTrack(
+                id: "AUDIO/aac/Deutsch", kind: .audio, bandwidth: 192_000, language: "de-DE", audioGroup: "aac", segments: playlist("de")),
+            StreamTrack(
+                id: "AUDIO/other/English", kind: .audio, language: "en", audioGroup: "other", isDefault: true, segments: playlist("other")),
             StreamTrack(id: "SUBTITLES/subs/English", kind: .subtitles, language: "en", segments: playlist("subs")),
         ])
 
@@ -60,7 +70,9 @@ import Testing
             format: .dash,
             tracks: [
                 StreamTrack(id: "video-1", kind: .video, bandwidth: 1_000_000, height: 480, segments: .none),
-                StreamTrack(id: "video-2", kind: .video, bandwidth: 3_000_000, height: 720, segments: .list(SegmentList(segments: [], isComplete: true))),
+                StreamTrack(
+                    id: "video-2", kind: .video, bandwidth: 3_000_000, height: 720,
+                    segments: .list(SegmentList(segments: [], isComplete: true))),
                 StreamTrack(id: "audio-1", kind: .audio, bandwidth: 64_000, segments: .list(SegmentList(segments: [], isComplete: true))),
                 StreamTrack(id: "audio-2", kind: .audio, bandwidth: 128_000, segments: .list(SegmentList(segments: [], isComplete: true))),
             ])

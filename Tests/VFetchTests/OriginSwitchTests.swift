@@ -3,9 +3,9 @@ import TestOrigin
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The origin-wide switches of the test origin (`OriginConfiguration`), checked with the real `curl`

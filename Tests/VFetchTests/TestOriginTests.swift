@@ -1,11 +1,11 @@
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Tests of the test origin itself, driven through the real `curl` command line tool so the
@@ -379,7 +379,8 @@ import Darwin
 
     /// A fixture published from its directory: the entry playlist or manifest and a segment (and
     /// the initialization section or key where there is one) answer with their stream types.
-    @Test(.enabled(if: StreamFixture.isAvailable, "ffmpeg makes the stream fixtures, and it is not installed"),
+    @Test(
+        .enabled(if: StreamFixture.isAvailable, "ffmpeg makes the stream fixtures, and it is not installed"),
         arguments: StreamFixture.Kind.allCases)
     func servesStreamFixture(_ kind: StreamFixture.Kind) async throws {
         let fixture = try await StreamFixture.shared(kind)
@@ -395,17 +396,23 @@ import Darwin
             let (named, files): ([String], [(String, String)]) =
                 switch kind {
                 case .hlsVariants:
-                    (["RESOLUTION=320x180", "v0/index.m3u8", "v2/index.m3u8"],
-                     [("v0/index.m3u8", "application/vnd.apple.mpegurl"), ("v1/segment0.ts", "video/mp2t")])
+                    (
+                        ["RESOLUTION=320x180", "v0/index.m3u8", "v2/index.m3u8"],
+                        [("v0/index.m3u8", "application/vnd.apple.mpegurl"), ("v1/segment0.ts", "video/mp2t")]
+                    )
                 case .hlsFragmented:
                     (["#EXT-X-MAP:URI=\"init.mp4\"", "segment2.m4s"], [("init.mp4", "video/mp4"), ("segment0.m4s", "video/mp4")])
                 case .hlsByteRange: (["#EXT-X-BYTERANGE:", "stream.ts"], [("stream.ts", "video/mp2t")])
                 case .hlsEncrypted:
-                    (["#EXT-X-KEY:METHOD=AES-128,URI=\"key.key\",IV=0x00112233445566778899aabbccddeeff", "segment0.ts"],
-                     [("key.key", "application/octet-stream"), ("segment1.ts", "video/mp2t")])
+                    (
+                        ["#EXT-X-KEY:METHOD=AES-128,URI=\"key.key\",IV=0x00112233445566778899aabbccddeeff", "segment0.ts"],
+                        [("key.key", "application/octet-stream"), ("segment1.ts", "video/mp2t")]
+                    )
                 case .dash:
-                    (["<SegmentTimeline>", "contentType=\"video\"", "contentType=\"audio\"", "init-stream$RepresentationID$.m4s"],
-                     [("init-stream1.m4s", "video/mp4"), ("chunk-stream0-00001.m4s", "video/mp4")])
+                    (
+                        ["<SegmentTimeline>", "contentType=\"video\"", "contentType=\"audio\"", "init-stream$RepresentationID$.m4s"],
+                        [("init-stream1.m4s", "video/mp4"), ("chunk-stream0-00001.m4s", "video/mp4")]
+                    )
                 }
             for name in named { #expect(text.contains(name), "\(name) in \(text)") }
             for (file, type) in files {
@@ -431,10 +438,11 @@ import Darwin
 
     @Test func streamFileTypesFollowTheExtension() {
         let types = ["m3u8", "MPD", "ts", "m4s", "mp4", "m4a", "key", "vtt", "bin"].map(TestOrigin.contentType(forExtension:))
-        #expect(types == [
-            "application/vnd.apple.mpegurl", "application/dash+xml", "video/mp2t", "video/mp4", "video/mp4", "audio/mp4",
-            "application/octet-stream", "text/vtt", "application/octet-stream",
-        ])
+        #expect(
+            types == [
+                "application/vnd.apple.mpegurl", "application/dash+xml", "video/mp2t", "video/mp4", "video/mp4", "audio/mp4",
+                "application/octet-stream", "text/vtt", "application/octet-stream",
+            ])
     }
 }
 
@@ -520,9 +528,9 @@ private func parseHTTPDate(_ text: String) -> Date? {
 private func rawExchange(port: Int, _ request: String) async throws -> [UInt8] {
     struct SocketError: Error { var step: String }
     #if canImport(Glibc)
-    let streamType = Int32(SOCK_STREAM.rawValue)
+        let streamType = Int32(SOCK_STREAM.rawValue)
     #else
-    let streamType = SOCK_STREAM
+        let streamType = SOCK_STREAM
     #endif
     let fd = socket(AF_INET, streamType, 0)
     guard fd >= 0 else { throw SocketError(step: "socket") }
@@ -568,7 +576,8 @@ private func splitResponses(_ bytes: [UInt8]) -> [(head: String, body: [UInt8])]
         let head = String(decoding: rest[..<end], as: UTF8.self)
         rest = rest[(end + separator.count)...]
         let isHead = responses.isEmpty  // the first answer is the HEAD's: no body follows
-        let length = head.components(separatedBy: "\r\n")
+        let length =
+            head.components(separatedBy: "\r\n")
             .first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
         let bodyLength = isHead ? 0 : min(length, rest.count)

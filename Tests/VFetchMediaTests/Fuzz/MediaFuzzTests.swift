@@ -382,7 +382,8 @@ struct IndexRecords: CustomStringConvertible {
             for stream in sized ? [0, 1] : [0] where sized || frame % 25 == 0 {
                 let size = UInt64(sized ? 200 + random.below(2000) : 0)
                 let flags: UInt64 = (frame % 25 == 0 || stream == 1 ? 1 : 0) | (fragmented ? 2 : 0)
-                records += bytes(position, 8) + bytes(size, 4) + bytes(UInt64(frame * 40), 8) + bytes(flags, 1)
+                records +=
+                    bytes(position, 8) + bytes(size, 4) + bytes(UInt64(frame * 40), 8) + bytes(flags, 1)
                     + bytes(UInt64(stream), 1)
                 position += sized ? size + (fragmented ? 64 : 0) : 20_000
             }
