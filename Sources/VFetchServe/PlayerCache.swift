@@ -170,9 +170,15 @@ package final class PlayerCache: Sendable {
             // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
             let (evicted, live, needed) = entries.withLock { entries in
                 let inUse = Set(entries.filter { $0.value.isInUse }.keys)
-                // What the running downloads still fetch: evicting makes room for it before they fetch less.
-                let needed = entries.values.map(\.status).filter(\.downloading).reduce(Int64(0)) { needed, status in
-                    needed + (status.length.map { $0 - status.bytesPresent } ?? 2 * margin)
+                // What the running downloads still fetch (two margins where the length is not known yet): evicting
+                // makes room for it before they fetch less. Bytes already on disk count once: `sizes` may hold more
+                // than an entry has reported, even a whole small file before the entry heard its probe's answer
+                // (counting both evicted one entry too many).
+                let needed = entries.reduce(Int64(0)) { needed, entry in
+                    let status = entry.value.status
+                    guard status.downloading else { return needed }
+                    let present = max(status.bytesPresent, sizes[entry.key] ?? 0)
+                    return needed + max(0, (status.length ?? 2 * margin) - present)
                 }
                 let target = settings.maxBytes - min(needed, 2 * margin)
                 // An entry a reader took up since `inUse` was made stays (`evict` refuses it).
