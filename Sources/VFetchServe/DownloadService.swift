@@ -35,6 +35,8 @@ package actor DownloadService {
     /// Set by `shutdown`: nothing starts any more.
     private var shuttingDown = false
     private let queuePath: String
+    /// Where `queue.json` is written, one save after another.
+    private let saving = DispatchQueue(label: "vfetch-queue-saves")
     private let settings: Settings
 
     /// Loads the saved queue, if any; `start()` then resumes it.
@@ -143,6 +145,8 @@ package actor DownloadService {
         }
         while !live.isEmpty { try? await Task.sleep(for: .milliseconds(20)) }
         save()
+        // The process may end after this: the last save is on disk first.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in saving.async { done.resume() } }
         for continuation in subscribers.values { continuation.finish() }
     }
 
@@ -285,7 +289,10 @@ package actor DownloadService {
 
     private func save() {
         guard let data = try? JSONEncoder().encode(queue) else { return }
-        try? FileReplacement.write([UInt8](data), to: queuePath)
+        // A durable replacement waits on the disk (fsync): on a serial queue of its own, never on Swift's
+        // cooperative pool, and in order, so an older queue never lands after a newer one.
+        let path = queuePath
+        saving.async { try? FileReplacement.write([UInt8](data), to: path) }
     }
 
     private static func deletePartialData(of item: DownloadQueue.Item) {

@@ -11,12 +11,12 @@ import Testing
 
     @Test func aSlowFlowWaitsAtMostTheDelayAfterTheLastWake() {
         var pacing = WakePacing(now: 0)
-        // 16 MiB/s: 1 MiB takes 62 ms, so the wait is capped at 10 ms after the last wake.
+        // 16 MiB/s: 1 MiB takes 62 ms, so the wait is capped at 5 ms after the last wake.
         _ = pacing.pause(now: 0.05, delivered: 800_000, timeout: 0.1)
         pacing.woke(now: 0.05)
-        #expect(abs(pacing.pause(now: 0.052, delivered: 840_000, timeout: 0.1) - 0.008) < 1e-9)
+        #expect(abs(pacing.pause(now: 0.052, delivered: 840_000, timeout: 0.1) - 0.003) < 1e-9)
         // Never past the caller's timeout.
-        #expect(pacing.pause(now: 0.052, delivered: 840_000, timeout: 0.003) == 0.003)
+        #expect(pacing.pause(now: 0.052, delivered: 840_000, timeout: 0.002) == 0.002)
     }
 
     @Test func aFastFlowHardlyWaits() {
