@@ -435,7 +435,10 @@ final class Engine {
 
     /// Tells the host's budget what this download holds and wants; returns what it may hold.
     func reportToHost(wanted: Int) -> Int {
-        guard let hostClaim else { return connectionLimit }
+        guard let hostClaim else {
+            hostAllowance = connectionLimit
+            return hostAllowance
+        }
         hostAllowance = HostConnections.shared.report(
             hostClaim, wanted: wanted, open: transfers.count, working: answeredTransfers)
         return hostAllowance

@@ -369,10 +369,7 @@ struct ServeStreamTests {
                 }
                 #expect(stopped, "segment \(index), far from the player now, is no longer fetched")
             }
-            let served = (6...8).map { origin.bytesServed("/p/seg\($0).ts") }
-            try await Task.sleep(for: .seconds(1))
-            #expect((6...8).map { origin.bytesServed("/p/seg\($0).ts") } == served, "nothing more arrives for them")
-            #expect(served.allSatisfy { $0 < 1 << 20 })
+            try await expectStopped((6...8).map { "/p/seg\($0).ts" }, on: origin)
             // Read later (the origin quick again), a stopped segment is fetched again, whole and right.
             origin.setBehavior("/p/seg7.ts", media)
             let saved = server.cacheDirectory + "-seg7"
@@ -450,10 +447,15 @@ struct ServeStreamTests {
                 }
                 #expect(stopped, "low \(index) is no longer fetched")
             }
-            let served = (1...3).map { origin.bytesServed("/m/low/\($0).ts") }
-            try await Task.sleep(for: .seconds(1))
-            #expect((1...3).map { origin.bytesServed("/m/low/\($0).ts") } == served, "nothing more arrives for them")
-            #expect(served.allSatisfy { $0 < 1 << 20 })
+            try await expectStopped((1...3).map { "/m/low/\($0).ts" }, on: origin)
         }
+    }
+
+    /// What was fetched ahead of `paths` stopped early: under 1 MiB each, and nothing more arrives for them.
+    func expectStopped(_ paths: [String], on origin: TestOrigin, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let served = paths.map { origin.bytesServed($0) }
+        try await Task.sleep(for: .seconds(1))
+        #expect(paths.map { origin.bytesServed($0) } == served, "nothing more arrives for them", sourceLocation: sourceLocation)
+        #expect(served.allSatisfy { $0 < 1 << 20 }, sourceLocation: sourceLocation)
     }
 }
