@@ -4,14 +4,14 @@
 reads serve's /stream?url=<playlist>, which serve rewrites so that every segment comes through it.
 
   - hls.js plays an HLS master playlist of 3 variants (MPEG-TS segments, audio muxed in);
-  - a DASH player plays an MPD with separate video and audio adaptation sets (fMP4, SegmentTemplate
-    with a SegmentTimeline).
+  - video.js (its http-streaming) plays a DASH MPD with separate video and audio adaptation sets
+    (fMP4, SegmentTemplate with a SegmentTimeline): no PyPI or Debian package found ships dash.js.
 
 For each, printed as `ok:` or `FAIL:`, then `N passed, N failed`: the page plays (readyState
-HAVE_ENOUGH_DATA, currentTime passes 3 s), a seek plays on from there, every request went to serve
-and none straight to the origin; then the origin and serve are stopped, a fresh serve starts on the
-same cache directory, and a new page plays the same parts again (from the start, and after the
-same seek) from serve's cache alone.
+HAVE_ENOUGH_DATA, currentTime passes 3 s), a seek plays on from there with the top variant's
+picture and decoded audio, every request went to serve and none straight to the origin; then the
+origin and serve are stopped, a fresh serve starts on the same cache directory, and a new page
+plays the same parts again (from the start, and after the same seek) from serve's cache alone.
 
 The players come from PyPI packages that ship them (npm is out of reach), fetched and checked by
 `scripts/install-deps.sh browser` into the folder given as --players (see that script).
@@ -208,8 +208,12 @@ def play(browser, checks, name, page_url, serve_url, page_origin, offline):
         s = wait_for(page, f"v.currentTime > {seeked_at + 1.5}", 15,
                      f"{name} {when}: after the seek to {SEEK_TO} s, currentTime passes {seeked_at + 1.5:.1f} s")
         size = page.evaluate('() => { const v = document.querySelector("video"); return [v.videoWidth, v.videoHeight]; }')
+        # Chromium's count of audio bytes decoded: the sound (DASH: its own adaptation set) played too.
+        audio = page.evaluate('() => document.querySelector("video").webkitAudioDecodedByteCount')
         checks.ok(f"{name} {when}: seek to {SEEK_TO} s (seeked at {seeked_at:.2f} s) plays on, "
-                  f"currentTime {s['currentTime']:.2f} s, picture {size[0]}x{size[1]}")
+                  f"currentTime {s['currentTime']:.2f} s, picture {size[0]}x{size[1]}, {audio} audio bytes decoded")
+        if not audio:
+            checks.fail(f"{name} {when}: no audio decoded")
         if tuple(size) != VARIANTS[0][:2]:
             checks.fail(f"{name} {when}: the picture is {size[0]}x{size[1]}, not the top variant's "
                         f"{VARIANTS[0][0]}x{VARIANTS[0][1]}")
