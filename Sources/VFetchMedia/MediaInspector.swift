@@ -45,26 +45,43 @@ public enum MediaInspector {
     public static let fragmentedTailBytes: Int64 = 512 << 10
 
     /// A finished file, or an unfinished `vfetch get`: named by its output path, its `NAME.part` or
-    /// its `NAME.vfetch`. An unfinished download's present bytes are those its manifest records.
+    /// its `NAME.vfetch`. An unfinished download's present bytes are those its manifest records,
+    /// and only when the manifest was written for that very part.
     public static func inspect(path: String) async throws -> MediaReport {
-        let data: String
-        let length: Int64
-        let present: [Range<Int64>]
         if let output = unfinishedDownload(named: path) {
-            let partial = try PartialDownload(outputPath: output)
-            (data, length, present) = (SideFiles(output: output).part, partial.length, partial.presentRanges)
-        } else {
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber else {
-                throw DownloadError.noDownload(path)
-            }
-            if let output = SideFiles.output(ofPart: path), PartialFile.hasHoles(path) {
-                // A sparse side file without its manifest: which of its bytes arrived cannot be known.
-                throw DownloadError.badManifest(
-                    "\(SideFiles(output: output).manifest) is missing, so which bytes of \(path) were saved cannot be known")
-            }
-            (data, length, present) = (path, size.int64Value, [0..<size.int64Value])
+            return try await report(file: openPart(of: output))
         }
-        return try await report(file: PartialFile(path: data, length: length, present: present))
+        // A part without its manifest (not written yet, lost, or the part copied alone): which of
+        // its bytes arrived cannot be known, whatever its holes say (a copy can fill them with zeros).
+        if let output = SideFiles.output(ofPart: path) ?? (FileManager.default.fileExists(atPath: path) ? nil : path),
+            FileManager.default.fileExists(atPath: SideFiles(output: output).part)
+        {
+            let sides = SideFiles(output: output)
+            throw DownloadError.badManifest("\(sides.manifest) is missing, so which bytes of \(sides.part) were saved cannot be known")
+        }
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber else {
+            throw DownloadError.noDownload(path)
+        }
+        return try await report(file: PartialFile(path: path, length: size.int64Value, present: [0..<size.int64Value]))
+    }
+
+    /// The part of the unfinished download to `output`, with the bytes its manifest records as
+    /// present, once the manifest is known to vouch for that part.
+    private static func openPart(of output: String) throws -> PartialFile {
+        let partial = try PartialDownload(outputPath: output)
+        let sides = SideFiles(output: output)
+        let descriptor: Int32
+        do {
+            descriptor = try FileSystem.open(sides.part, .read, followingLinks: true)
+        } catch {
+            throw DownloadError.badManifest("\(sides.manifest) has no part to vouch for: \(error)")
+        }
+        // The file owns the descriptor from here on, and closes it whatever happens next.
+        let file = PartialFile(descriptor: descriptor, path: sides.part, length: partial.length, present: partial.presentRanges)
+        if let reason = partial.reasonNotToTrust(partAt: descriptor) {
+            throw DownloadError.badManifest("\(sides.manifest) cannot vouch for \(sides.part): \(reason)")
+        }
+        return file
     }
 
     /// The output path of the unfinished download `path` names (the output path itself, its
