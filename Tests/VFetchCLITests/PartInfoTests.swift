@@ -172,7 +172,7 @@ import VFetchCore
         #expect(whole.count == 2 && whole.values.allSatisfy { $0.count > 100 }, "ffmpeg decoded \(whole.mapValues(\.count))")
         let duration = try #require(whole[0]?.last).time + Self.frame
         // A moov at the end is fetched first by `get --stream`; the cut points fall in the media data.
-        let boxes = InfoTests().boxes(bytes)
+        let boxes = topLevelBoxes(bytes)
         let moov = fixture == .moovAtEnd ? try #require(boxes.first { $0.type == "moov" }).range : nil
         let media = fixture == .matroska ? (64 << 10)..<bytes.count : try #require(boxes.first { $0.type == "mdat" }).range
         var generator = SeededGenerator(seed: 17)
