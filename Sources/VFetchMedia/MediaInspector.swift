@@ -91,26 +91,36 @@ public enum MediaInspector {
         return candidates.first { FileManager.default.fileExists(atPath: SideFiles(output: $0).manifest) }
     }
 
-    /// A remote file: fetches the head, then only the index it needs (an MP4 `moov` wherever it is,
-    /// the tail of a fragmented MP4 or of other containers), at most three requests in all.
+    /// A remote file: fetches the head, then only the index it needs, exactly where the container says
+    /// (`ContainerIndex`, the lookup playback uses: an MP4 `moov` wherever it is, a fragmented MP4's
+    /// `mfra`, a Matroska file's `Cues`), or the tail of other containers; at most three requests in all.
     public static func inspect(url: String, options: DownloadOptions = DownloadOptions()) async throws -> MediaReport {
         let fetcher = try RangeFetcher(url: url, options: options)
         try await onThread { try fetcher.fetch(0..<headBytes) }
         guard let length = fetcher.length else { throw DownloadError.badResponse("the server does not say the length") }
-        var layout = MP4Boxes.scan(length: length, read: fetcher.read)
-        if MP4Boxes.looksLikeMP4(layout.boxes) {
-            if MP4Boxes.moov(in: layout.boxes) == nil, let next = layout.stoppedAt {
-                // Past `mdat`: the box headers there, and all of a small `moov` that ends the file.
-                try await fetchMissing(next..<min(length, next + boxHeaderBytes), with: fetcher)
-                layout = MP4Boxes.scan(length: length, read: fetcher.read)
+        if MP4Boxes.hasFragments(MP4Boxes.scan(length: length, read: fetcher.read).boxes) {
+            // A fragmented MP4's duration is in its last fragment, beside the mfra that ends the file.
+            try await fetchMissing(max(0, length - fragmentedTailBytes)..<length, with: fetcher)
+        }
+        var located = false
+        lookup: for _ in 0..<3 {
+            switch ContainerIndex.locate(length: length, read: fetcher.read) {
+            case .range(let index):
+                try await fetchMissing(index, with: fetcher)
+                located = true
+                break lookup
+            case .headerAt(let offset):
+                // The header there, and all of a small index that starts with it.
+                try await fetchMissing(offset..<min(length, offset + boxHeaderBytes), with: fetcher)
+            case .none, .unknown, .damaged:
+                break lookup
             }
-            if let moov = MP4Boxes.moov(in: layout.boxes) {
-                try await fetchMissing(moov.range, with: fetcher)
-                if MP4Boxes.movieDuration(length: length, read: fetcher.read) == .unknown {
-                    try await fetchMissing(max(0, length - fragmentedTailBytes)..<length, with: fetcher)
-                }
+        }
+        if MP4Boxes.looksLikeMP4(MP4Boxes.scan(length: length, read: fetcher.read).boxes) {
+            if located, MP4Boxes.movieDuration(length: length, read: fetcher.read) == .unknown {
+                try await fetchMissing(max(0, length - fragmentedTailBytes)..<length, with: fetcher)
             }
-        } else if length > headBytes {
+        } else if !located, length > headBytes {
             try await fetchMissing((length - headBytes)..<length, with: fetcher)
         }
         var report = try await self.report(file: localCopy(of: fetcher, length: length))

@@ -96,4 +96,48 @@ import Testing
             }
         }
     }
+
+    /// `vfetch info URL` finds the index with the same lookup: the head, then one request from the
+    /// index's first byte.
+    @Test(arguments: [Container.moovAtEnd, .matroska, .webm])
+    func infoAsksForTheSameRange(_ container: Container) async throws {
+        let bytes = try container.make()
+        let index = try #require(container.indexRequests(in: bytes).first)
+        try await withOrigin { origin, _ in
+            origin.publish("/" + container.rawValue, bytes)
+            let run = try await vfetch(["info", origin.url("/" + container.rawValue), "--json"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            let ranges = origin.requests.compactMap { $0.header("range") }
+            #expect(ranges.count <= 3 && ranges.dropFirst().first?.hasPrefix("bytes=\(index)-") == true, "ranges: \(ranges)")
+        }
+    }
+
+    /// A moov whose header claims more bytes than the file has, and a SeekHead that points past the
+    /// end: the download goes on in playback order, says so once, and the file is whole.
+    @Test(arguments: [Container.moovAtEnd, .matroska])
+    func anIndexThatCannotBeRightFallsBackToPlaybackOrder(_ container: Container) async throws {
+        var bytes = try container.make()
+        switch container {
+        case .moovAtEnd:
+            let moov = try #require(topLevelBoxes(bytes).first { $0.type == "moov" })
+            bytes.replaceSubrange(moov.range.lowerBound..<moov.range.lowerBound + 4, with: [0x7F, 0xFF, 0xFF, 0xFF])
+        default:
+            // The Seek entry naming the Cues: its SeekPosition follows, an unsigned of up to 8 bytes.
+            let seekID: [UInt8] = [0x53, 0xAB, 0x84, 0x1C, 0x53, 0xBB, 0x6B]
+            let at = try #require((0..<4096).first { Array(bytes[$0..<$0 + seekID.count]) == seekID })
+            let position = at + seekID.count
+            try #require(bytes[position] == 0x53 && bytes[position + 1] == 0xAC, "the SeekPosition does not follow the SeekID")
+            let size = Int(bytes[position + 2] & 0x7F)
+            bytes.replaceSubrange(position + 3..<position + 3 + size, with: [UInt8](repeating: 0xFF, count: size))
+        }
+        try await withOrigin { origin, directory in
+            origin.publish("/" + container.rawValue, bytes, behavior: throttled(1 << 20))
+            let output = directory + "/" + container.rawValue
+            let run = try await vfetch(["get", origin.url("/" + container.rawValue), "-o", output, "--stream", "-c", "4"])
+            #expect(run.status == 0, "stderr: \(run.standardError)")
+            #expect(try sha256(file: output) == sha256(bytes))
+            let notices = run.standardError.split(separator: "\n").filter { $0.contains("index cannot be right") }
+            #expect(notices.count == 1, "stderr: \(run.standardError)")
+        }
+    }
 }
