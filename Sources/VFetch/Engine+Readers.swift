@@ -5,22 +5,26 @@ import VFetchCore
 extension Engine {
     /// Takes the readers' news to the scheduler and tells them of new bytes.
     func serveReaders() {
-        guard scheduler != nil else { return }
-        // Playback waits on bytes on disk (the player's, or the index's): they do not wait in a buffer.
-        if options.stream, now - lastReaderFlush >= Self.readerFlushInterval {
+        guard let scheduler else { return }
+        if let change = demand?.take() {
+            if change.readersOnly, scheduler.playback?.windowsOnly == false, let demand {
+                self.scheduler?.playback?.windowsOnly = true
+                self.scheduler?.playback?.lookahead = demand.lookahead
+            }
+            self.scheduler?.playback?.positions = change.positions
+            for offset in change.waits { self.scheduler?.startSoon(at: offset) }
+            self.scheduler?.trimToWindows()
+            awaitedOffsets += change.waits
+        }
+        // Playback waits on bytes on disk (the player's, or the index's): they sit in a write buffer for
+        // 20 ms at most, and not at all once a reader waits for one of them.
+        awaitedOffsets.removeAll { file?.written.contains($0) != false }
+        let awaitedArrived = awaitedOffsets.contains { scheduler.completed.contains($0) }
+        if options.stream, awaitedArrived || now - lastReaderFlush >= Self.readerFlushInterval {
             lastReaderFlush = now
             do { try flushWriteBuffers() } catch { fatal = fatal ?? error }
         }
         guard let demand, let file else { return }
-        if let change = demand.take() {
-            if change.readersOnly, scheduler?.playback?.windowsOnly == false {
-                scheduler?.playback?.windowsOnly = true
-                scheduler?.playback?.lookahead = demand.lookahead
-            }
-            scheduler?.playback?.positions = change.positions
-            for offset in change.waits { scheduler?.startSoon(at: offset) }
-            scheduler?.trimToWindows()
-        }
         if file.bytesWritten != reportedBytes || reportedBytes < 0 {
             reportedBytes = file.bytesWritten
             demand.written(file.written)

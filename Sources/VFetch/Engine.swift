@@ -73,6 +73,8 @@ final class Engine {
     /// `--max-speed`, over all transfers together.
     var speedLimit: SpeedLimit?
     var lastReaderFlush = 0.0
+    /// Offsets readers wait for that are not on disk yet: written as soon as they arrive.
+    var awaitedOffsets: [Int64] = []
     /// `bytesWritten` when readers were last told; -1: not yet.
     var reportedBytes: Int64 = -1
 
@@ -276,7 +278,10 @@ final class Engine {
         configuration.learnsBursts = options.maxBytesPerSecond == nil
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
-        controller = ConnectionController(.init(maximum: connectionLimit), now: now, bytesDone: resumed.count)
+        var control = ConnectionController.Configuration(maximum: connectionLimit)
+        // A player waits for the index and its first window: no time to watch the probe alone first.
+        if options.stream { control.soloSeconds = 0 }
+        controller = ConnectionController(control, now: now, bytesDone: resumed.count)
         if options.httpVersion == .automatic, transfer.easy.info(CURLINFO_HTTP_VERSION) == Int(CURL_HTTP_VERSION_2_0) {
             protocolTrial = ProtocolTrial(now: now)
         }

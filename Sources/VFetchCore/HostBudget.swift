@@ -91,6 +91,9 @@ package struct HostBudget: Sendable {
         let others = claims.values.reduce(0) { $0 + $1.open } - claim.open
         let allowance = max(0, min((shares[download] ?? 0) + unwanted, capacity - others))
         let closing = claims.contains { $0.key != download && now - $0.value.gaveBackAt < closeDelay }
+        // A newcomer's first request (its probe) waits for nobody on a host that has refused nothing: a
+        // player may wait on it, and the others make room on their next turn.
+        if claim.open == 0, ceiling.value == nil { return max(1, closing ? 0 : allowance) }
         return closing ? min(allowance, claim.open) : allowance
     }
 

@@ -615,7 +615,7 @@ package struct SegmentScheduler: Sendable {
                 let start = aligned(window.lowerBound, roundingUp: false)
                 if start > segment.next, start < segment.end { return (index, start) }
                 let chunk = playback.chunkSize(at: segment.next - window.lowerBound, minimum: configuration.alignment)
-                let cut = max(aligned(segment.next + chunk, roundingUp: false), segment.next + 1)
+                let cut = chunkEnd(from: segment.next, size: chunk)
                 if cut < min(segment.end, window.upperBound), segment.end - cut >= chunk / 2 { return (index, cut) }
             }
         }
@@ -627,8 +627,16 @@ package struct SegmentScheduler: Sendable {
     private mutating func endChunk(_ index: Int, in window: Range<Int64>) {
         guard let playback else { return }
         let next = segments[index].next
-        _ = cut(index, at: next + playback.chunkSize(at: next - window.lowerBound, minimum: configuration.alignment), roundingUp: false)
+        let end = chunkEnd(from: next, size: playback.chunkSize(at: next - window.lowerBound, minimum: configuration.alignment))
+        if end < segments[index].end { _ = split(index, at: end) }
         if playback.windowsOnly { _ = cut(index, at: window.upperBound, roundingUp: true) }
+    }
+
+    /// Where a chunk of about `size` bytes from `start` ends: on a block boundary, and past the next one
+    /// when `start` lies just before it (a chunk is never a sliver).
+    private func chunkEnd(from start: Int64, size: Int64) -> Int64 {
+        let end = aligned(start + size, roundingUp: false)
+        return end - start >= size / 2 ? end : aligned(start + size, roundingUp: true)
     }
 
     /// Splits segment `index` at `offset` (on a block boundary) when that leaves both parts non-empty;

@@ -63,9 +63,10 @@ import Testing
         var allowed = budget.report(1, wanted: 8, open: 8, working: 8, now: 0)
         #expect(allowed == 8)
         budget.join(2, maximum: 8)
-        // The second's share is 4, but all 8 are held: it may open none yet, and the first must give 4 back.
+        // The second's share is 4, but all 8 are held: the first must give 4 back. On a host that refused
+        // nothing the second's probe goes at once (a player may wait on it), but no more than that.
         allowed = budget.report(2, wanted: 8, open: 0, working: 0, now: 0)
-        #expect(allowed == 0)
+        #expect(allowed == 1)
         allowed = budget.report(1, wanted: 8, open: 8, working: 8, now: 0)
         #expect(allowed == 4)
         allowed = budget.report(1, wanted: 8, open: 4, working: 4, now: 0)
@@ -81,10 +82,25 @@ import Testing
         _ = budget.report(1, wanted: 8, open: 8, working: 8, now: 0)
         budget.gaveBack(1, open: 4, working: 4, now: 1)
         // The host may still count the four responses just aborted.
-        var allowed = budget.report(2, wanted: 8, open: 0, working: 0, now: 1.05)
-        #expect(allowed == 0)
-        allowed = budget.report(2, wanted: 8, open: 0, working: 0, now: 1.2)
+        var allowed = budget.report(2, wanted: 8, open: 1, working: 1, now: 1.05)
+        #expect(allowed == 1)
+        allowed = budget.report(2, wanted: 8, open: 1, working: 1, now: 1.2)
         #expect(allowed == 4)
+    }
+
+    /// Once a host has refused, a newcomer waits even for its first connection: it would be refused too.
+    @Test func onAHostThatRefusedANewcomersProbeWaitsForRoom() {
+        var budget = HostBudget()
+        budget.join(1, maximum: 8)
+        _ = budget.report(1, wanted: 8, open: 6, working: 6, now: 0)
+        let limited = budget.refused(1, working: 6, retryAfter: nil, now: 0)
+        #expect(limited)
+        budget.join(2, maximum: 8)
+        var allowed = budget.report(2, wanted: 8, open: 0, working: 0, now: 0.5)
+        #expect(allowed == 0)
+        budget.gaveBack(1, open: 3, working: 3, now: 1)
+        allowed = budget.report(2, wanted: 8, open: 0, working: 0, now: 1.2)
+        #expect(allowed == 3)
     }
 
     @Test func aControllerHeldBackByTheBudgetWantsMoreAndTakesItWhenGiven() {

@@ -131,7 +131,9 @@ import Testing
         #expect(window.first?.lowerBound == 64 << 10)
         for (chunk, next) in zip(window, ranges.dropFirst()) {
             #expect(chunk.upperBound == next.lowerBound)
-            #expect(chunk.count == min(Self.mib, max(64 << 10, chunk.lowerBound / 4 / (64 << 10) * (64 << 10))))
+            let block: Int64 = 64 << 10
+            let quarter = chunk.lowerBound / 4 / block * block
+            #expect(chunk.count == min(Self.mib, max(block, quarter)))
         }
         #expect(ranges.last!.upperBound == 64 * Self.mib)
     }
