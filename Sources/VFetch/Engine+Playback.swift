@@ -12,11 +12,11 @@ extension Engine {
         }
     }
 
-    /// The tail the usual way: pinned, and next on a free connection.
+    /// The tail the usual way: next on a free connection. Not pinned: it is a guess at where the index
+    /// is, on one connection; the index itself is pinned once the head says exactly where it is.
     func fetchTail(length: Int64) {
         let start = length - min(Self.playbackTail, length / 2)  // at most half the file
         guard start < length else { return }
-        scheduler?.playback?.pinned.append(start..<length)
         scheduler?.startSoon(at: start)
     }
 
@@ -57,7 +57,6 @@ extension Engine {
             transfer.abort = .stopped
             return false
         }
-        scheduler?.playback?.pinned.append(asked)
         return true
     }
 

@@ -89,6 +89,8 @@ package struct SegmentScheduler: Sendable {
         var failures = 0
         /// Asked for by `startSoon`: goes to the next free connection before any other idle segment.
         var urgent = false
+        /// A reader waits right where its holder is: a fresh request races the holder (see `startSoon`).
+        var raceSoon = false
         var remaining: Int64 { end - next }
         var range: Range<Int64> { next..<end }
     }
@@ -228,9 +230,14 @@ package struct SegmentScheduler: Sendable {
 
     /// The next request to start on a free connection, or nil when there is nothing worth starting.
     ///
-    /// In order: an idle segment `startSoon` asked for, one in a playback window, a cut of the window
-    /// into chunks, any idle segment, the second half of the largest segment, a race of a straggler.
+    /// In order: a race where a reader waits at its holder, an idle segment `startSoon` asked for, one in
+    /// a playback window, a cut of the window into chunks, any idle segment, the second half of the
+    /// largest segment, a race of a straggler.
     package mutating func assign(now: Double) -> Assignment? {
+        if let index = segments.firstIndex(where: { $0.raceSoon }) {
+            segments[index].raceSoon = false
+            if segments[index].holders.count == 1 { return start(on: index, now: now, isRace: true) }
+        }
         let windows = playbackWindows
         let windowsOnly = playback?.windowsOnly == true
         func rank(_ index: Int) -> Int? {
@@ -485,9 +492,16 @@ package struct SegmentScheduler: Sendable {
             segments[point > next ? split(index, at: point) : index].urgent = true
             return
         }
+        guard point > next else {
+            // The holder is at the byte already, yet a reader waits for it: the holder's response is past
+            // its burst (origins throttle a response after its first chunk), and a fresh request, which
+            // starts with a burst of its own, races it from there.
+            if !exactly, segments[index].holders.count == 1, rangeRequests { segments[index].raceSoon = true }
+            return
+        }
         let rate = transfers[holder]?.rate ?? typicalRate ?? 0
         let soonEnough = exactly ? 0 : max(Double(configuration.alignment), rate / 2)
-        guard point > next, Double(point - next) > soonEnough else { return }
+        guard Double(point - next) > soonEnough else { return }
         segments[split(index, at: point)].urgent = true
     }
 
@@ -495,7 +509,7 @@ package struct SegmentScheduler: Sendable {
     /// stop for it, the one furthest into the file outside every window, whose bytes are needed last.
     package var transferToPreempt: TransferID? {
         let windows = playbackWindows
-        let urgent = segments.contains { $0.urgent && $0.holders.isEmpty }
+        let urgent = segments.contains { ($0.urgent && $0.holders.isEmpty) || $0.raceSoon }
         let readersWait = playback?.positions.isEmpty == false && playbackCut(windows) != nil
         guard urgent || readersWait else { return nil }
         let held = segments.filter { !$0.holders.isEmpty }
