@@ -19,6 +19,7 @@ extension Engine {
         // Playback waits on bytes on disk (the player's, or the index's): they sit in a write buffer for
         // 20 ms at most, and not at all once a reader waits for one of them.
         awaitedOffsets.removeAll { file?.written.contains($0) != false }
+        for offset in awaitedOffsets { self.scheduler?.hurry(offset, now: now) }
         let awaitedArrived = awaitedOffsets.contains { scheduler.completed.contains($0) }
         if options.stream, awaitedArrived || now - lastReaderFlush >= Self.readerFlushInterval {
             lastReaderFlush = now

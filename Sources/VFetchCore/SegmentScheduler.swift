@@ -33,6 +33,8 @@ package struct SegmentScheduler: Sendable {
         package var learnsBursts = false
         /// A pause of at least this long, after at least `minimumBurst` bytes, ends a response's burst.
         package var burstGap = 0.3
+        /// How long the holder of a byte a reader waits for may be silent before a fresh request races it.
+        package var raceAfterSilence = 0.1
         package var minimumBurst: Int64 = 256 << 10
         /// Until the burst is known, requests ask for this much: nginx's default first chunk, so the first
         /// requests of a download do not all pause together after it. After three responses that delivered
@@ -89,7 +91,7 @@ package struct SegmentScheduler: Sendable {
         var failures = 0
         /// Asked for by `startSoon`: goes to the next free connection before any other idle segment.
         var urgent = false
-        /// A reader waits right where its holder is: a fresh request races the holder (see `startSoon`).
+        /// A reader waits right where its silent holder is: a fresh request races the holder (see `hurry`).
         var raceSoon = false
         var remaining: Int64 { end - next }
         var range: Range<Int64> { next..<end }
@@ -492,17 +494,24 @@ package struct SegmentScheduler: Sendable {
             segments[point > next ? split(index, at: point) : index].urgent = true
             return
         }
-        guard point > next else {
-            // The holder is at the byte already, yet a reader waits for it: the holder's response is past
-            // its burst (origins throttle a response after its first chunk), and a fresh request, which
-            // starts with a burst of its own, races it from there.
-            if !exactly, segments[index].holders.count == 1, rangeRequests { segments[index].raceSoon = true }
-            return
-        }
+        guard point > next else { return }  // the holder is at the byte already (see `hurry`)
         let rate = transfers[holder]?.rate ?? typicalRate ?? 0
         let soonEnough = exactly ? 0 : max(Double(configuration.alignment), rate / 2)
         guard Double(point - next) > soonEnough else { return }
         segments[split(index, at: point)].urgent = true
+    }
+
+    /// A reader waits for the byte at `offset`, which its holder fetches next, and the holder has sent
+    /// nothing for `raceAfterSilence`: its response is past its burst (nginx sends a response's first
+    /// second at once and the next a second later), so a fresh request, which starts with a burst of its
+    /// own, races it from there, once. Call it every turn while the reader waits.
+    package mutating func hurry(_ offset: Int64, now: Double) {
+        guard rangeRequests, let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end }),
+            segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]],
+            segments[index].next + configuration.alignment > offset,
+            now - (holder.lastReceivedAt ?? holder.startedAt) >= configuration.raceAfterSilence
+        else { return }
+        segments[index].raceSoon = true
     }
 
     /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to

@@ -31,22 +31,9 @@ import Testing
             }
         }
 
-        /// 12 s of test picture and tone, made with ffmpeg once per run.
-        func make() throws -> [UInt8] {
-            let path = NSTemporaryDirectory() + "vfetch-index-first-\(getpid())-" + rawValue
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments =
-                [
-                    "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                    "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "12",
-                ] + arguments + [path]
-            try process.run()
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0, "ffmpeg could not make \(rawValue)")
-            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        }
+        /// 12 s of test picture and tone, made with ffmpeg once per run (off the cooperative pool: the
+        /// encode takes seconds, and the suites running beside it need those threads).
+        func make() async throws -> [UInt8] { try await Fixtures.shared.bytes(of: self) }
 
         /// Where the index starts, read from the bytes by hand (not by vfetch's code): the requests
         /// that must start there, in order.
@@ -68,7 +55,7 @@ import Testing
 
     @Test(arguments: Container.allCases)
     func theIndexIsAskedForExactlyAndEarly(_ container: Container) async throws {
-        let bytes = try container.make()
+        let bytes = try await container.make()
         let index = container.indexRequests(in: bytes)
         try #require(!index.isEmpty, "the fixture has no index where \(container) keeps it")
         try await withOrigin { origin, directory in
@@ -101,7 +88,7 @@ import Testing
     /// index's first byte.
     @Test(arguments: [Container.moovAtEnd, .matroska, .webm])
     func infoAsksForTheSameRange(_ container: Container) async throws {
-        let bytes = try container.make()
+        let bytes = try await container.make()
         let index = try #require(container.indexRequests(in: bytes).first)
         try await withOrigin { origin, _ in
             origin.publish("/" + container.rawValue, bytes)
@@ -116,7 +103,7 @@ import Testing
     /// end: the download goes on in playback order, says so once, and the file is whole.
     @Test(arguments: [Container.moovAtEnd, .matroska])
     func anIndexThatCannotBeRightFallsBackToPlaybackOrder(_ container: Container) async throws {
-        var bytes = try container.make()
+        var bytes = try await container.make()
         switch container {
         case .moovAtEnd:
             let moov = try #require(topLevelBoxes(bytes).first { $0.type == "moov" })
@@ -139,5 +126,29 @@ import Testing
             let notices = run.standardError.split(separator: "\n").filter { $0.contains("index cannot be right") }
             #expect(notices.count == 1, "stderr: \(run.standardError)")
         }
+    }
+}
+
+/// Each container's fixture, made once (cases that want the same one at once share its making).
+private actor Fixtures {
+    static let shared = Fixtures()
+    private var made: [IndexFirstTests.Container: Task<[UInt8], any Error>] = [:]
+
+    func bytes(of container: IndexFirstTests.Container) async throws -> [UInt8] {
+        if let task = made[container] { return try await task.value }
+        let task = Task {
+            let path = NSTemporaryDirectory() + "vfetch-index-first-\(getpid())-" + container.rawValue
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let arguments =
+                [
+                    "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                    "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "12",
+                ] + container.arguments + [path]
+            let made = try await run("/usr/bin/env", arguments)
+            try #require(made.status == 0, "ffmpeg could not make \(container): \(made.standardError)")
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        made[container] = task
+        return try await task.value
     }
 }

@@ -84,19 +84,22 @@ import Testing
         _ = probe
     }
 
-    /// A reader waits for the very byte its holder fetches next: that response is past its burst (nginx
-    /// then sends a second's worth a second later), so a fresh request races it from there, once, and
-    /// whichever delivers first writes the bytes.
+    /// A reader waits for the very byte its holder fetches next, and the holder went silent: that response
+    /// is past its burst (nginx then sends a second's worth a second later), so a fresh request races it
+    /// from there, once, and whichever delivers first writes the bytes.
     @Test func aReaderWaitingAtItsHoldersNextByteGetsAFreshRequestRacingIt() throws {
         var plan = scheduler()
         let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
         plan.playback?.positions = [0]
         _ = plan.receive(probe, count: 100_000, now: 0.01)  // the burst, then silence
-        plan.startSoon(at: 100_000)
-        let race = try unwrap(plan.assign(now: 0.02))
+        plan.hurry(100_000, now: 0.05)
+        #expect(try unwrap(plan.assign(now: 0.05)).isRace == false, "a holder silent for a moment is not raced")
+        plan.hurry(100_000, now: 0.2)
+        let race = try unwrap(plan.assign(now: 0.2))
         #expect(race.isRace && race.range?.lowerBound == 100_000)
-        #expect(try unwrap(plan.assign(now: 0.02)).isRace == false, "one race per wait")
-        let fresh = plan.receive(race.transfer, count: 30_000, now: 0.03)
+        plan.hurry(100_000, now: 0.3)
+        #expect(try unwrap(plan.assign(now: 0.3)).isRace == false, "one race at a time")
+        let fresh = plan.receive(race.transfer, count: 30_000, now: 0.31)
         #expect(fresh.write == 100_000..<130_000)
         let late = plan.receive(probe, count: 10_000, now: 1.0)
         #expect(late.write == nil)
