@@ -365,6 +365,13 @@ def main():
                         help="start the 'allowing' serve without --allow-origin: its checks must then fail")
     args = parser.parse_args()
 
+    sys.exit(run_bounded(args, "browser test", "vfetch-browser-", run))
+
+
+def run_bounded(args, name, prefix, run):
+    """Runs `run(args, folder, processes, checks)` within `args.timeout`, stops every process it started
+    and removes its folder on every path, prints the checks' tally; returns the exit status."""
+
     def on_signal(number, _frame):
         raise Stopped(f"the whole run took over {args.timeout:.0f} s" if number == signal.SIGALRM
                       else f"stopped by signal {number}")
@@ -376,7 +383,7 @@ def main():
 
     started = time.monotonic()
     checks = Checks()
-    folder = tempfile.mkdtemp(prefix="vfetch-browser-")
+    folder = tempfile.mkdtemp(prefix=prefix)
     processes = Processes(folder)
     status = 0
     try:
@@ -390,18 +397,18 @@ def main():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if checks.failed:
-            for name, _ in processes.running:
-                text = processes.stderr(name)
-                if text:
-                    print(f"--- {name}{text}", file=sys.stderr)
         processes.stop_all()
+        if checks.failed:
+            for process in processes.started:
+                text = processes.stderr(process)
+                if text:
+                    print(f"--- {process}{text}", file=sys.stderr)
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"browser test: {time.monotonic() - started:.1f} s", flush=True)
+    print(f"{name}: {time.monotonic() - started:.1f} s", flush=True)
     print(f"{checks.passed} passed, {checks.failed} failed", flush=True)
     if status == 0 and (checks.failed or not checks.passed):
         status = 1
-    sys.exit(status)
+    return status
 
 
 if __name__ == "__main__":

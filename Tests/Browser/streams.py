@@ -26,15 +26,12 @@ import argparse
 import http.server
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
-import time
 import urllib.parse
 
-from playback import HAVE_ENOUGH_DATA, CannotRun, Checks, Processes, Stopped, Timeout, state
+from playback import HAVE_ENOUGH_DATA, CannotRun, Timeout, run_bounded, state
 
 DURATION = 20  # seconds of each stream
 SEEK_TO = 12  # seconds: the seek, in the first play and again offline
@@ -308,43 +305,7 @@ def main():
     parser.add_argument("--rate", type=int, default=512 * 1024, help="media origin's bytes/s per connection")
     args = parser.parse_args()
 
-    def on_signal(number, _frame):
-        raise Stopped(f"the whole run took over {args.timeout:.0f} s" if number == signal.SIGALRM
-                      else f"stopped by signal {number}")
-
-    signal.signal(signal.SIGALRM, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    signal.setitimer(signal.ITIMER_REAL, args.timeout)
-
-    started = time.monotonic()
-    checks = Checks()
-    folder = tempfile.mkdtemp(prefix="vfetch-streams-")
-    processes = Processes(folder)
-    status = 0
-    try:
-        run(args, folder, processes, checks)
-    except CannotRun as error:
-        print(f"cannot run: {error}", file=sys.stderr, flush=True)
-        status = 2
-    except Stopped as error:
-        checks.fail(str(error))
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        processes.stop_all()
-        if checks.failed:
-            for name in processes.started:
-                text = processes.stderr(name)
-                if text:
-                    print(f"--- {name}{text}", file=sys.stderr)
-        shutil.rmtree(folder, ignore_errors=True)
-    print(f"streams browser test: {time.monotonic() - started:.1f} s", flush=True)
-    print(f"{checks.passed} passed, {checks.failed} failed", flush=True)
-    if status == 0 and (checks.failed or not checks.passed):
-        status = 1
-    sys.exit(status)
+    sys.exit(run_bounded(args, "streams browser test", "vfetch-streams-", run))
 
 
 if __name__ == "__main__":
