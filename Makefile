@@ -57,6 +57,7 @@ bench:
 	Benchmarks/e2e.sh
 	Benchmarks/resume.sh
 	Benchmarks/playback.sh
+	Benchmarks/stream-start.sh
 	Benchmarks/slowloris.sh
 	Benchmarks/streams.sh
 
@@ -66,6 +67,7 @@ bench-quick:
 	Benchmarks/e2e.sh --quick
 	Benchmarks/resume.sh --quick
 	Benchmarks/playback.sh --quick
+	Benchmarks/stream-start.sh --quick
 	Benchmarks/slowloris.sh --quick
 	Benchmarks/streams.sh --quick
 
