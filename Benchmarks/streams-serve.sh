@@ -18,7 +18,7 @@
 #   direct   the player straight from the origin
 #   serve    a fresh `vfetch serve --cache-dir EMPTY_DIR` (its defaults:
 #            --prefetch full) and the player through it; SEEK_AFTER s after it
-#            started, a second player seeks to 40 s (ffmpeg cannot seek in
+#            started, a second player seeks to 40.2 s (ffmpeg cannot seek in
 #            the middle of a play, so a second one stands for the seek)
 #   offline  nginx stopped, a new `vfetch serve` on the serve run's cache
 #            dir, the player again; then nginx is started again
@@ -27,9 +27,9 @@
 # counts from start to exit; -progress samples give the timeline.  The copy
 # must pass streams_check.py (the decoded frames equal the 720p variant's,
 # 60 s within 0.2 s, the audio all there and in sync within 45 ms).
-# The seek: ffmpeg -ss 40 -i URL -map <720p video> -frames:v 1 -f framemd5 -,
+# The seek: ffmpeg -ss 40.2 -i URL -map <720p video> -frames:v 1 -f framemd5 -,
 # timed from start to exit (open, the playlists, the probe, the seek, the
-# first frame decoded); its frame must be the source's frame at 40 s.  The
+# first frame decoded); its frame must be the source's frame at 40.2 s.  The
 # same seek straight from the origin is timed too, after each direct play.
 # Fetched twice: from nginx's log of each serve run, for every segment the
 # bytes the origin sent (from the Range header's first byte on, as many as
@@ -63,7 +63,10 @@ CHECK_PY="$SCRIPT_DIR/streams_check.py"
 # ---------------------------------------------------------------- constants
 readonly ORIGIN_RATE="128 KiB/s"     # limit_rate 128k in /slowstreams/ (nginx.conf.in)
 readonly ALL_STREAMS=(hls dash)
-readonly SEEK_TO=40
+# 6 frames into the segment at 40 s: ffmpeg backs a seek off by 3/23 s when the video has B-frames, and
+# from exactly 40 s that lands in the segment before, which it then reads whole to drop its frames
+# (a player seeking to 40 s loads the segment at 40 s)
+readonly SEEK_TO=40.2
 readonly SEEK_AFTER=10               # s into the serve run's play
 readonly T_PLAY=240                  # limit for one play (s); direct takes about twice 60 s
 readonly T_SEEK=120                  # limit for one seek
@@ -150,7 +153,7 @@ for streams in groups:
     [[ ${FFMAP[$s]} =~ ^[0-9]+\ [0-9]+$ ]] || die "ffprobe found no 1280x720 video with audio in $s"
 done
 # the source's frame at SEEK_TO s (30 fps): what the seek must show first
-SEEK_MD5=$(sed -n "$((SEEK_TO * 30 + 1))p" "$FIX/ref/ref-frames.md5")
+SEEK_MD5=$(sed -n "$(awk -v t="$SEEK_TO" 'BEGIN {printf "%d", t * 30 + 1.5}')p" "$FIX/ref/ref-frames.md5")
 [[ -n $SEEK_MD5 ]] || die "the reference has no frame at $SEEK_TO s"
 
 # ---------------------------------------------------------------- servers

@@ -269,6 +269,20 @@ package struct SegmentScheduler: Sendable {
         return nil
     }
 
+    /// The range transfer `id` asks for once the other assignments of the same turn have split its
+    /// segment: it ends where its segment now ends. A request sent before those splits would ask past
+    /// them, and a server that sends each response's first chunk at once (nginx's `limit_rate`, CDNs)
+    /// sends those bytes too, to be dropped: for a small file opened over many connections, most of it
+    /// twice. Nil without range requests.
+    package mutating func settledRange(of id: TransferID) -> Range<Int64>? {
+        guard rangeRequests, var transfer = transfers[id], let segmentID = transfer.segment,
+            let segment = segments.first(where: { $0.id == segmentID })
+        else { return nil }
+        transfer.requestEnd = min(transfer.requestEnd, segment.end)
+        transfers[id] = transfer
+        return transfer.position..<transfer.requestEnd
+    }
+
     /// Before the second tick has measured anything, the median rate of three or more transfers that ended:
     /// at the start of a download the first segments often end before a tick sees them.
     private var endedMedian: Double? {
