@@ -3,6 +3,10 @@
 /// having before they are asked for. A read elsewhere (a seek, another variant) moves the window
 /// there, and what was fetched ahead for the old place and is outside the new window is cancelled.
 ///
+/// The segment the player waits for comes first: while it is not whole, the window after it waits
+/// (what it leaves behind is cancelled at once), and starts when it is (`whole`), so a seek's segment
+/// has the host's connections to itself.
+///
 /// A value: it answers what to start and what to cancel; `PlayerCache` does it. One window per
 /// playlist (players on the same playlist share it); a read on one variant of a master playlist
 /// cancels the windows of its other variants (a rendition group's audio, not a variant, is left alone).
@@ -19,6 +23,8 @@ struct SegmentLookahead: Sendable {
     private var ahead: [String: [String]] = [:]
     /// The variants of each master playlist read, by master URL: a player reads one at a time.
     private var masters: [String: [String]] = [:]
+    /// Windows not started yet, by the segment read that is not whole yet (bounded like the playlists).
+    private var waiting: [String: (playlist: String, segments: [String])] = [:]
 
     init(count: Int = 3, maxPlaylists: Int = 16) {
         self.count = count
@@ -52,8 +58,8 @@ struct SegmentLookahead: Sendable {
     }
 
     /// A player asked for `url`: the segments to start after it, and those fetched ahead before that
-    /// it left behind.
-    mutating func read(_ url: String) -> Action {
+    /// it left behind. When `url` is not `whole` yet, the window waits for it (see `whole`).
+    mutating func read(_ url: String, whole: Bool = true) -> Action {
         // The playlist most recently used that lists it (a segment may be in several).
         guard let playlist = recent.last(where: { playlists[$0]?.contains(url) == true }),
             let segments = playlists[playlist], let index = segments.firstIndex(of: url)
@@ -69,7 +75,21 @@ struct SegmentLookahead: Sendable {
                 cancel += (ahead.removeValue(forKey: other) ?? []).filter { !window.contains($0) && $0 != url }
             }
         }
-        return Action(start: window.filter { !before.contains($0) }, cancel: cancel)
+        let start = window.filter { !before.contains($0) }
+        guard whole || start.isEmpty else {
+            waiting[url] = (playlist, start)
+            if waiting.count > maxPlaylists, let other = waiting.keys.first(where: { $0 != url }) { waiting[other] = nil }
+            return Action(cancel: cancel)
+        }
+        return Action(start: start, cancel: cancel)
+    }
+
+    /// The segment at `url` is whole (or its fetch ended): the window its read left waiting, as far as
+    /// it is still ahead of a player.
+    mutating func whole(_ url: String) -> Action {
+        guard let (playlist, segments) = waiting.removeValue(forKey: url) else { return Action() }
+        let window = ahead[playlist] ?? []
+        return Action(start: segments.filter { window.contains($0) })
     }
 
     private mutating func use(_ playlist: String) {

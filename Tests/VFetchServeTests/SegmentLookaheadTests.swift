@@ -26,6 +26,21 @@ struct SegmentLookaheadTests {
         #expect(seek.cancel == Array(segments[1...3]))
     }
 
+    @Test func theWindowWaitsForTheSegmentReadToBeWhole() {
+        var lookahead = SegmentLookahead(count: 2)
+        lookahead.learned(playlist: "http://o/v.m3u8", segments: segments)
+        _ = lookahead.read(segments[0])
+        // A seek to a segment not fetched yet: what it left behind stops at once, nothing starts beside it.
+        #expect(lookahead.read(segments[6], whole: false) == .init(cancel: [segments[1], segments[2]]))
+        #expect(lookahead.whole(segments[0]) == .init(), "nothing waited for it")
+        #expect(lookahead.whole(segments[6]) == .init(start: [segments[7], segments[8]]))
+        #expect(lookahead.whole(segments[6]) == .init(), "once")
+        // A window that moved on while it waited starts only what is still ahead of the player.
+        _ = lookahead.read(segments[2], whole: false)
+        _ = lookahead.read(segments[3])
+        #expect(lookahead.whole(segments[2]) == .init(start: [segments[4]]))
+    }
+
     @Test func aVariantSwitchCancelsTheOtherVariantsWindow() {
         var lookahead = SegmentLookahead(count: 2)
         let low = (0..<5).map { "http://o/low/\($0).ts" }
