@@ -57,6 +57,7 @@ bench:
 	Benchmarks/playback.sh
 	Benchmarks/slowloris.sh
 	Benchmarks/streams.sh
+	Benchmarks/streams-serve.sh
 
 bench-quick:
 	scripts/install-deps.sh bench
@@ -66,6 +67,7 @@ bench-quick:
 	Benchmarks/playback.sh --quick
 	Benchmarks/slowloris.sh --quick
 	Benchmarks/streams.sh --quick
+	Benchmarks/streams-serve.sh --quick
 
 bench-micro:
 	cd Benchmarks/Micro && $(SWIFT) package --disable-sandbox benchmark --no-progress
