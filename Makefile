@@ -60,6 +60,7 @@ bench:
 	Benchmarks/stream-start.sh
 	Benchmarks/slowloris.sh
 	Benchmarks/streams.sh
+	Benchmarks/streams-serve.sh
 
 bench-quick:
 	scripts/install-deps.sh bench
@@ -70,6 +71,7 @@ bench-quick:
 	Benchmarks/stream-start.sh --quick
 	Benchmarks/slowloris.sh --quick
 	Benchmarks/streams.sh --quick
+	Benchmarks/streams-serve.sh --quick
 
 bench-micro:
 	cd Benchmarks/Micro && $(SWIFT) package --disable-sandbox benchmark --no-progress

@@ -76,8 +76,6 @@ REPORT_PY="$SCRIPT_DIR/streams_report.py"
 CHECK_PY="$SCRIPT_DIR/streams_check.py"
 
 # ---------------------------------------------------------------- constants
-readonly SECONDS_LONG=60             # the streams' length
-readonly SEGMENT_S=4                 # = the GOP: 120 frames at 30 fps
 readonly LINK_RATE=800mbit TBF_BURST=256kb TBF_LATENCY=100ms   # as in e2e.sh
 readonly ORIGIN_RATE="1 MiB/s"       # limit_rate 1m in /streams/ (nginx.conf.in)
 readonly YTDLP_PIN="yt-dlp[default]==2026.10.26"   # [default]: with pycryptodomex (AES), as its README installs it
@@ -87,35 +85,6 @@ readonly ALL_TOOLS=(vfetch ytdlp16 ytdlp4 ytdlp1 ffmpeg streamlink)
 readonly QUICK_TOOLS=(vfetch ytdlp16 streamlink)
 readonly KILL_MIN_MS=500 KILL_SPAN_MS=1500
 readonly LOG_SETTLE_S=0.3            # nginx logs a response when it has ended
-
-# The source and its three variants in one pass (the same pictures scaled).
-readonly X264=(-c:v libx264 -preset veryfast -pix_fmt yuv420p -g 120 -keyint_min 120 -sc_threshold 0
-    -x264-params nal-hrd=cbr)
-readonly ENCODE_ARGS=(-f lavfi -i "testsrc2=size=1280x720:rate=30" -f lavfi -i "sine=frequency=440:sample_rate=48000"
-    -filter_complex "[0:v]split=3[v0][v1][v2];[v1]scale=854:480[v1s];[v2]scale=640:360[v2s]"
-    -t "$SECONDS_LONG" -map "[v0]" -map 1:a "${X264[@]}" -b:v 3500k -minrate 3500k -maxrate 3500k -bufsize 3500k
-    -c:a aac -b:a 128k -ac 2 -movflags +faststart v720.mp4
-    -t "$SECONDS_LONG" -map "[v1s]" -map 1:a "${X264[@]}" -b:v 1500k -minrate 1500k -maxrate 1500k -bufsize 1500k
-    -c:a aac -b:a 128k -ac 2 -movflags +faststart v480.mp4
-    -t "$SECONDS_LONG" -map "[v2s]" -map 1:a "${X264[@]}" -b:v 800k -minrate 800k -maxrate 800k -bufsize 800k
-    -c:a aac -b:a 128k -ac 2 -movflags +faststart v360.mp4)
-# The HLS kinds: the three variants with their audio, 720p first in the master playlist.
-readonly HLS_IN=(-i v720.mp4 -i v480.mp4 -i v360.mp4 -map 0:v -map 0:a -map 1:v -map 1:a -map 2:v -map 2:a -c copy
-    -f hls -hls_time "$SEGMENT_S" -hls_playlist_type vod -hls_list_size 0 -master_pl_name master.m3u8
-    -var_stream_map "v:0,a:0,name:720p v:1,a:1,name:480p v:2,a:2,name:360p")
-readonly HLS_ARGS=("${HLS_IN[@]}" -hls_segment_filename 'hls/%v/seg%03d.ts' 'hls/%v/index.m3u8')
-readonly FMP4_ARGS=("${HLS_IN[@]}" -hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4
-    -hls_segment_filename 'fmp4/%v/seg%03d.m4s' 'fmp4/%v/index.m3u8')
-readonly BYTERANGE_ARGS=("${HLS_IN[@]}" -hls_flags single_file -hls_segment_filename 'byterange/%v/all.ts'
-    'byterange/%v/index.m3u8')
-# key.info: the key's URI as the playlists give it (relative to a variant's
-# playlist), then the key file (16 random bytes, made with the fixtures)
-readonly AES_ARGS=("${HLS_IN[@]}" -hls_key_info_file key.info -hls_segment_filename 'aes/%v/seg%03d.ts' 'aes/%v/index.m3u8')
-# shellcheck disable=SC2016  # the $...$ are DASH template identifiers, for ffmpeg
-readonly DASH_ARGS=(-i v720.mp4 -i v480.mp4 -i v360.mp4 -map 0:v -map 1:v -map 2:v -map 0:a -c copy
-    -f dash -seg_duration "$SEGMENT_S" -use_template 1 -use_timeline 1 -adaptation_sets "id=0,streams=v id=1,streams=a"
-    -init_seg_name 'init-$RepresentationID$.m4s' -media_seg_name 'seg-$RepresentationID$-$Number%05d$.m4s'
-    dash/manifest.mpd)
 
 # ---------------------------------------------------------------- options
 STREAMS=()
@@ -220,49 +189,9 @@ has_tool() { [[ " ${ACTIVE_TOOLS[*]} " == *" $1 "* ]]; }
 has_tool vfetch || KILLS=0
 
 # ---------------------------------------------------------------- the streams (cached)
-# (FIXTURE_VERSION: raise it when the layout or streams_check.py's reference files change)
-readonly FIXTURE_VERSION=1
-FIXTURE_KEY=$(printf '%s\n' "$FIXTURE_VERSION" "${ENCODE_ARGS[@]}" "${HLS_ARGS[@]}" "${FMP4_ARGS[@]}" "${BYTERANGE_ARGS[@]}" \
-    "${AES_ARGS[@]}" "${DASH_ARGS[@]}" "$(ffmpeg -version 2>/dev/null | head -n 1)" | sha256sum | cut -c1-12)
-FIX="$CACHE_DIR/streams-$FIXTURE_KEY"
-ff() { timeout -k 5 900 ffmpeg -hide_banner -nostdin -loglevel error -y "$@" </dev/null; }
-make_fixtures() {  # into $FIX, through a temp dir renamed when all is there
-    local d="$FIX.tmp.$$"
-    rm -rf -- "$d"; mkdir -p "$d"/{hls,fmp4,byterange,aes,dash,ref}
-    (
-        cd "$d"
-        ff "${ENCODE_ARGS[@]}"
-        ff "${HLS_ARGS[@]}"
-        ff "${FMP4_ARGS[@]}"
-        ff "${BYTERANGE_ARGS[@]}"
-        head -c 16 /dev/urandom >aes/enc.key
-        printf '../enc.key\n%s\n' "$d/aes/enc.key" >key.info
-        ff "${AES_ARGS[@]}"
-        rm -f key.info
-        ff "${DASH_ARGS[@]}"
-        python3 "$CHECK_PY" reference v720.mp4 ref >&2
-    ) || { rm -rf -- "$d"; die "ffmpeg could not make the streams"; }
-    rm -rf -- "$FIX"
-    mv -- "$d" "$FIX"
-}
-if [[ -f $FIX/ref/ref.json && -f $FIX/dash/manifest.mpd ]]; then
-    log "streams: ${FIX#"$REPO_ROOT"/} (cached)"
-else
-    log "streams: making ${FIX#"$REPO_ROOT"/} (3 variants of 60 s, 5 kinds; about a minute of CPU) ..."
-    make_fixtures
-fi
-stream_path() {  # stream: its playlist or manifest under /streams/
-    case $1 in dash) echo "dash/manifest.mpd" ;; *) echo "$1/master.m3u8" ;; esac
-}
-stream_kind() {  # for the report
-    case $1 in
-        hls) echo "HLS master, 3 variants, MPEG-TS segments" ;;
-        fmp4) echo "HLS fMP4 (EXT-X-MAP)" ;;
-        byterange) echo "HLS single file with EXT-X-BYTERANGE" ;;
-        aes) echo "HLS AES-128" ;;
-        dash) echo "DASH, SegmentTemplate + SegmentTimeline, separate audio" ;;
-    esac
-}
+# SECONDS_LONG, SEGMENT_S, the ffmpeg commands, FIX, stream_path, stream_kind
+# shellcheck source-path=SCRIPTDIR source=streams_fixtures.sh
+. "$SCRIPT_DIR/streams_fixtures.sh"
 
 # ---------------------------------------------------------------- temp space, namespace, nginx
 make_tmp vfstreams $((600 * 1048576))   # the streams (~230 MB) + outputs

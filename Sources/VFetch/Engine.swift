@@ -170,8 +170,15 @@ final class Engine {
             scheduler?.release(victim)
             stop(victim)
         }
-        while transfers.count < limit, fatal == nil, let assignment = scheduler?.assign(now: now) {
-            start(url: requestURL, range: assignment.range, id: assignment.transfer, isProbe: false)
+        // All of the turn's requests are chosen before any is sent, each then asking only up to where the
+        // later ones split its segment.
+        var assignments: [SegmentScheduler.Assignment] = []
+        while transfers.count + assignments.count < limit, let assignment = scheduler?.assign(now: now) {
+            assignments.append(assignment)
+        }
+        for assignment in assignments where fatal == nil {
+            let range = scheduler?.settledRange(of: assignment.transfer) ?? assignment.range
+            start(url: requestURL, range: range, id: assignment.transfer, isProbe: false)
         }
     }
 

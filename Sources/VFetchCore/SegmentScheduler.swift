@@ -33,8 +33,6 @@ package struct SegmentScheduler: Sendable {
         package var learnsBursts = false
         /// A pause of at least this long, after at least `minimumBurst` bytes, ends a response's burst.
         package var burstGap = 0.3
-        /// How long the holder of a byte a reader waits for may be silent before a fresh request races it.
-        package var raceAfterSilence = 0.1
         package var minimumBurst: Int64 = 256 << 10
         /// Until the burst is known, requests ask for this much: nginx's default first chunk, so the first
         /// requests of a download do not all pause together after it. After three responses that delivered
@@ -290,6 +288,20 @@ package struct SegmentScheduler: Sendable {
         return nil
     }
 
+    /// The range transfer `id` asks for once the other assignments of the same turn have split its
+    /// segment: it ends where its segment now ends. A request sent before those splits would ask past
+    /// them, and a server that sends each response's first chunk at once (nginx's `limit_rate`, CDNs)
+    /// sends those bytes too, to be dropped: for a small file opened over many connections, most of it
+    /// twice. Nil without range requests.
+    package mutating func settledRange(of id: TransferID) -> Range<Int64>? {
+        guard rangeRequests, var transfer = transfers[id], let segmentID = transfer.segment,
+            let segment = segments.first(where: { $0.id == segmentID })
+        else { return nil }
+        transfer.requestEnd = min(transfer.requestEnd, segment.end)
+        transfers[id] = transfer
+        return transfer.position..<transfer.requestEnd
+    }
+
     /// Before the second tick has measured anything, the median rate of three or more transfers that ended:
     /// at the start of a download the first segments often end before a tick sees them.
     private var endedMedian: Double? {
@@ -501,15 +513,15 @@ package struct SegmentScheduler: Sendable {
         segments[split(index, at: point)].urgent = true
     }
 
-    /// A reader waits for the byte at `offset`, which its holder fetches next, and the holder has sent
-    /// nothing for `raceAfterSilence`: its response is past its burst (nginx sends a response's first
+    /// A reader waits for the byte at `offset`, which its holder fetches next, and the holder has paused
+    /// (sent nothing for `burstGap`): its response is past its burst (nginx sends a response's first
     /// second at once and the next a second later), so a fresh request, which starts with a burst of its
     /// own, races it from there, once. Call it every turn while the reader waits.
     package mutating func hurry(_ offset: Int64, now: Double) {
         guard rangeRequests, let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end }),
             segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]],
             segments[index].next + configuration.alignment > offset,
-            now - (holder.lastReceivedAt ?? holder.startedAt) >= configuration.raceAfterSilence
+            now - (holder.lastReceivedAt ?? holder.startedAt) >= configuration.burstGap
         else { return }
         segments[index].raceSoon = true
     }

@@ -159,7 +159,10 @@ final class CacheEntry: Sendable {
     private func perform(_ action: StateMachine<Opener, Waiter>.ReaderAction, _ locked: inout Locked) {
         switch action {
         case .none: break
-        case .setPosition(let offset, let reader): locked.demand?.setPosition(offset, of: reader)
+        case .setPosition(let offset, let reader):
+            // The reader's window moves with it now, not at the engine's next poll (up to 100 ms later).
+            locked.demand?.setPosition(offset, of: reader)
+            locked.download?.wake()
         case .leave(let reader, _):
             locked.demand?.setPosition(nil, of: reader)
             locked.download?.wake()

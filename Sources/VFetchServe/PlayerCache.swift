@@ -35,6 +35,8 @@ package final class PlayerCache: Sendable {
     private let failures = Mutex<[String: Failure]>([:])
     /// The segments of the media playlists serve rewrote, and which are fetched ahead of players.
     private let lookahead = Mutex(SegmentLookahead())
+    /// How the reads whose windows wait (`SegmentLookahead.whole`) were made, by segment URL.
+    private let readers = Mutex<[String: (publicOnly: Bool, loop: any EventLoop)]>([:])
     static let failureMemory: Duration = .seconds(5)
     static let maxFailures = 256
 
@@ -64,6 +66,7 @@ package final class PlayerCache: Sendable {
                 downloadEnded: { [weak self] in
                     guard let self else { return }
                     onDisk { self.trim() }
+                    readAhead(afterWhole: url)
                 },
                 grew: { [weak self] bytes in self?.grew(bytes) })
             entries[id] = entry
@@ -101,19 +104,29 @@ package final class PlayerCache: Sendable {
         }
     }
 
-    /// A player asked for `url`: when it is a segment of a playlist serve rewrote, what was fetched
-    /// ahead of an earlier place is stopped now, and the next few segments are fetched into the cache
-    /// in parallel once this one was served (`served`), so they never hold it up. Only with
-    /// `--prefetch full`: the other settings fetch only what players read.
+    /// A player asked for `url`: when it is a segment of a playlist serve rewrote, the next few are
+    /// fetched into the cache in parallel (each an entry like any, its download started as a
+    /// player's open would) once `url` is whole, and those fetched ahead of an earlier place are
+    /// stopped at once. Only with `--prefetch full`: the other settings fetch only what players read.
     func readAhead(after url: String, publicOnly: Bool, on loop: any EventLoop) {
         guard settings.prefetch == .full else { return }
-        perform(lookahead.withLock { $0.read(url) }, publicOnly: publicOnly, on: loop)
+        let whole = entries.withLock { $0[CacheIndex.id(forKey: url)] }?.status.complete ?? false
+        let action = lookahead.withLock { lookahead in
+            if !whole {
+                readers.withLock { readers in
+                    readers[url] = (publicOnly, loop)
+                    if readers.count > Self.maxFailures, let other = readers.keys.first(where: { $0 != url }) { readers[other] = nil }
+                }
+            }
+            return lookahead.read(url, whole: whole)
+        }
+        perform(action, publicOnly: publicOnly, on: loop)
     }
 
-    /// The response to a player's read of `url` ended: the segments after it start (see `readAhead`).
-    func served(_ url: String, publicOnly: Bool, on loop: any EventLoop) {
-        guard settings.prefetch == .full else { return }
-        perform(lookahead.withLock { $0.served(url) }, publicOnly: publicOnly, on: loop)
+    /// The download of `url` ended: the window its read left waiting starts.
+    private func readAhead(afterWhole url: String) {
+        guard let (publicOnly, loop) = readers.withLock({ $0.removeValue(forKey: url) }) else { return }
+        perform(lookahead.withLock { $0.whole(url) }, publicOnly: publicOnly, on: loop)
     }
 
     private func perform(_ action: SegmentLookahead.Action, publicOnly: Bool, on loop: any EventLoop) {

@@ -3,9 +3,9 @@
 /// having before they are asked for. A read elsewhere (a seek, another variant) moves the window
 /// there, and what was fetched ahead for the old place and is outside the new window is cancelled.
 ///
-/// The segment a player waits for comes first: a read's window starts only once the read segment was
-/// served (`served`), so the segments ahead never take the origin's connections from it. What the read
-/// leaves behind is cancelled at once, for the same reason.
+/// The segment the player waits for comes first: while it is not whole, the window after it waits
+/// (what it leaves behind is cancelled at once), and starts when it is (`whole`), so a seek's segment
+/// has the host's connections to itself.
 ///
 /// A value: it answers what to start and what to cancel; `PlayerCache` does it. One window per
 /// playlist (players on the same playlist share it); a read on one variant of a master playlist
@@ -19,12 +19,12 @@ struct SegmentLookahead: Sendable {
     private var playlists: [String: [String]] = [:]
     /// Playlist URLs, least recently learned or read first.
     private var recent: [String] = []
-    /// What each playlist's last read wants ahead (started, or held back in `waiting`).
+    /// What was started ahead for each playlist's last read.
     private var ahead: [String: [String]] = [:]
-    /// Per playlist, the segment its last read waits for and the window held back until it is served.
-    private var waiting: [String: (segment: String, start: [String])] = [:]
     /// The variants of each master playlist read, by master URL: a player reads one at a time.
     private var masters: [String: [String]] = [:]
+    /// Windows not started yet, by the segment read that is not whole yet (bounded like the playlists).
+    private var waiting: [String: (playlist: String, segments: [String])] = [:]
 
     init(count: Int = 3, maxPlaylists: Int = 16) {
         self.count = count
@@ -47,7 +47,6 @@ struct SegmentLookahead: Sendable {
             let oldest = recent.removeFirst()
             playlists[oldest] = nil
             ahead[oldest] = nil
-            waiting[oldest] = nil
         }
     }
 
@@ -58,41 +57,39 @@ struct SegmentLookahead: Sendable {
         if masters.count > maxPlaylists, let other = masters.keys.first(where: { $0 != url }) { masters[other] = nil }
     }
 
-    /// A player asked for `url`: those fetched ahead before that it left behind, to cancel now. The
-    /// segments after it are held back until `served(url)`.
-    mutating func read(_ url: String) -> Action {
+    /// A player asked for `url`: the segments to start after it, and those fetched ahead before that
+    /// it left behind. When `url` is not `whole` yet, the window waits for it (see `whole`).
+    mutating func read(_ url: String, whole: Bool = true) -> Action {
         // The playlist most recently used that lists it (a segment may be in several).
         guard let playlist = recent.last(where: { playlists[$0]?.contains(url) == true }),
             let segments = playlists[playlist], let index = segments.firstIndex(of: url)
         else { return Action() }
         use(playlist)
         let window = Array(segments[(index + 1)..<min(segments.count, index + 1 + count)])
-        let started = startedAhead(playlist)
+        let before = ahead[playlist] ?? []
         ahead[playlist] = window
-        var cancel = started.filter { !window.contains($0) && $0 != url }
+        var cancel = before.filter { !window.contains($0) && $0 != url }
         // A switch to another variant: what was fetched ahead on the others is not going to be played.
         for variants in masters.values where variants.contains(playlist) {
             for other in variants where other != playlist {
-                cancel += startedAhead(other).filter { !window.contains($0) && $0 != url }
-                ahead[other] = nil
-                waiting[other] = nil
+                cancel += (ahead.removeValue(forKey: other) ?? []).filter { !window.contains($0) && $0 != url }
             }
         }
-        waiting[playlist] = (url, window.filter { !started.contains($0) })
-        return Action(cancel: cancel)
+        let start = window.filter { !before.contains($0) }
+        guard whole || start.isEmpty else {
+            waiting[url] = (playlist, start)
+            if waiting.count > maxPlaylists, let other = waiting.keys.first(where: { $0 != url }) { waiting[other] = nil }
+            return Action(cancel: cancel)
+        }
+        return Action(start: start, cancel: cancel)
     }
 
-    /// The player's response for `url` ended: the window its read held back, to start now.
-    mutating func served(_ url: String) -> Action {
-        guard let playlist = waiting.first(where: { $0.value.segment == url })?.key, let held = waiting.removeValue(forKey: playlist)
-        else { return Action() }
-        return Action(start: held.start)
-    }
-
-    /// What was started ahead for `playlist`: its window less what is still held back.
-    private func startedAhead(_ playlist: String) -> [String] {
-        let held = waiting[playlist]?.start ?? []
-        return (ahead[playlist] ?? []).filter { !held.contains($0) }
+    /// The segment at `url` is whole (or its fetch ended): the window its read left waiting, as far as
+    /// it is still ahead of a player.
+    mutating func whole(_ url: String) -> Action {
+        guard let (playlist, segments) = waiting.removeValue(forKey: url) else { return Action() }
+        let window = ahead[playlist] ?? []
+        return Action(start: segments.filter { window.contains($0) })
     }
 
     private mutating func use(_ playlist: String) {

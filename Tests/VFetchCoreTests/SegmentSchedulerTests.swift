@@ -66,6 +66,28 @@ import Testing
         #expect(other.adopt(from: 1 * Self.mib, now: 0) == nil)
     }
 
+    /// A small file over many connections: each request of a turn, settled after the turn's splits, asks
+    /// only for its own part, so no byte is asked for twice and each response ends instead of being cut.
+    @Test func requestsSettledAfterTheTurnsSplitsAskForDisjointParts() throws {
+        var configuration = SegmentScheduler.Configuration()
+        configuration.minSplitSize = 64 << 10
+        configuration.learnsBursts = true  // requests of 2 MiB, as the engine asks
+        var plan = SegmentScheduler(total: 2 * Self.mib, rangeRequests: true, configuration: configuration)
+        _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        var turn: [SegmentScheduler.Assignment] = []
+        for _ in 0..<8 { turn.append(try unwrap(plan.assign(now: 0))) }
+        #expect(turn[0].range == Self.mib..<2 * Self.mib, "asked for before the turn's other splits")
+        let settled = turn.map { plan.settledRange(of: $0.transfer) }
+        let ranges = try settled.map { try unwrap($0) }.sorted { $0.lowerBound < $1.lowerBound }
+        for (a, b) in zip(ranges, ranges.dropFirst()) { #expect(a.upperBound <= b.lowerBound) }
+        #expect(ranges.last?.upperBound == 2 * Self.mib)
+        #expect(settled[0]!.upperBound < 2 * Self.mib, "the first request ends where the next part starts")
+        // Delivering all it asked for ends the response: no stop, nothing dropped.
+        let receipt = plan.receive(turn[0].transfer, count: Int64(settled[0]!.count), now: 0.1)
+        #expect(receipt.write == settled[0] && !receipt.stop)
+        #expect(plan.settledRange(of: TransferID(999)) == nil)
+    }
+
     @Test func splitsStopAtTheMinimumSizeAndAlignToBlocks() throws {
         var plan = scheduler(total: 3 * Self.mib + 12345)
         _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
