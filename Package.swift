@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
         .testTarget(name: "VFetchStreamsTests", dependencies: ["VFetchStreams"]),
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
-        .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin"]),
+        .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin", "VFetchCore"]),
         .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
         // The cache entry's state machine, driven directly, and the server's disk threads.
         .testTarget(

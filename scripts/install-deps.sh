@@ -55,3 +55,44 @@ if [ "${1:-build}" = redbot ] && ! python3 -c 'import redbot' 2>/dev/null; then
   echo "installing: redbot (pip)"
   python3 -m pip install -q redbot || python3 -m pip install -q --break-system-packages redbot
 fi
+
+# browser: the JavaScript players of Tests/Browser/streams.py, into .build/browser-players (never into git).
+# npm is out of reach here and on CI, and no Debian package ships them, so each comes from a PyPI package
+# that does, pinned by the package's version and the file's SHA-256 (both Apache-2.0):
+#   hls.js 0.14.3, the UMD build exposing Hls, as OctoPrint 1.11.8's wheel vendors it;
+#   video.js 7.5.5, whose http-streaming plays DASH, from the js.videojs 7.5.5 sdist (no PyPI or
+#   Debian package ships dash.js).
+if [ "${1:-build}" = browser ]; then
+  players="$(cd "$(dirname "$0")/.." && pwd)/.build/browser-players"
+  mkdir -p "$players"
+  fetch_player() {  # PACKAGE==VERSION, the file's path in its archive, the name to give it, its SHA-256
+    local target="$players/$3"
+    if [ -f "$target" ] && echo "$4  $target" | sha256sum --check --status; then return; fi
+    echo "installing: $3 (from $1, pip)"
+    local download
+    download="$(mktemp -d)"
+    python3 -m pip download -q --no-deps "$1" -d "$download"
+    python3 - "$download" "$2" "$target.new" <<'PY'
+import os, sys, tarfile, zipfile
+folder, member, target = sys.argv[1:]
+archive = os.path.join(folder, os.listdir(folder)[0])
+if archive.endswith(".whl"):
+    data = zipfile.ZipFile(archive).read(member)
+else:
+    data = tarfile.open(archive).extractfile(member).read()
+with open(target, "wb") as file:
+    file.write(data)
+PY
+    rm -rf "$download"
+    if ! echo "$4  $target.new" | sha256sum --check --status; then
+      rm -f "$target.new"
+      echo "$3 from $1 does not have the pinned SHA-256 $4" >&2
+      exit 1
+    fi
+    mv "$target.new" "$target"
+  }
+  fetch_player octoprint==1.11.8 octoprint/static/js/lib/hls.js hls.js \
+    4b97ac4496795731eb398f66ec3fb625f1a5639a157f96005ecd1efb52b62d5a
+  fetch_player js.videojs==7.5.5 js.videojs-7.5.5/js/videojs/resources/video.min.js video.min.js \
+    9fc57b49cdcfa478396b186bdd03fdaa108b8975e58d156f41bc011056388728
+fi

@@ -187,6 +187,7 @@ final class OriginHandler: ChannelInboundHandler {
             context.writeAndFlush(part, promise: nil)
         }
         guard let done = stream else { return }
+        if let path = done.body.servedPath { core.state.withLock { $0.completedResponses.append(path) } }
         endStream()
         finish(context: context, keepAlive: done.keepAlive)
     }

@@ -33,6 +33,8 @@ struct PublishedFile {
 struct OriginState {
     var files: [String: PublishedFile] = [:]
     var requests: [OriginRequest] = []
+    /// The paths of the responses whose whole body went out, in that order.
+    var completedResponses: [String] = []
     /// Accepted TCP connections so far; the next one gets this plus one.
     var acceptedConnections = 0
     /// Open child channels with their connection numbers, so handlers can learn their number

@@ -110,6 +110,11 @@ public final class TestOrigin: Sendable {
         core.state.withLock { $0.requests }
     }
 
+    /// The paths of the responses whose whole body was handed to their connections, in that order.
+    public var completedResponses: [String] {
+        core.state.withLock { $0.completedResponses }
+    }
+
     /// Body bytes handed to connections for `path` so far, over all requests.
     public func bytesServed(_ path: String) -> Int {
         core.state.withLock { $0.files[path]?.servedBytes ?? 0 }

@@ -26,7 +26,7 @@ package final class CacheDirectory: Sendable {
     }
 
     package let path: String
-    private let index: Mutex<(entries: CacheIndex, dirty: Bool)>
+    let index: Mutex<(entries: CacheIndex, dirty: Bool)>
     private let saving = Mutex(())
     private let lockDescriptor: Int32
 

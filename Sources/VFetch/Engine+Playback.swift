@@ -1,6 +1,6 @@
 import VFetchCore
 
-// `--stream`: the tail at once, the MP4 index as soon as the head says where it is, then playback order.
+// `--stream`: the tail at once, the container's index as soon as the head says where it is, then playback order.
 extension Engine {
     /// Playback first: the tail now (an MP4 `moov` at the end costs no extra round trip), then the file in order.
     func planPlayback(length: Int64) {
@@ -61,22 +61,31 @@ extension Engine {
         return true
     }
 
-    /// `--stream`: once the head is on disk, the top-level boxes say exactly where an MP4's `moov` is;
-    /// if the tail fetched at once does not cover it, it is fetched next.
-    func locateMovieBox() {
-        guard !movieBoxSettled, let file, let length = remote?.length else { return }
-        let layout = MP4Boxes.scan(length: length) { offset, count in file.bytes(at: offset, count: count) }
-        if !layout.boxes.isEmpty, !MP4Boxes.looksLikeMP4(layout.boxes) {
-            movieBoxSettled = true  // not MP4: playback order alone will do
-        } else if let moov = MP4Boxes.moov(in: layout.boxes) {
-            movieBoxSettled = true
-            if let missing = file.written.gaps(in: moov.range).first {
-                scheduler?.playback?.pinned.append(moov.range)
-                scheduler?.startSoon(at: missing.lowerBound)
-            }
-        } else if let next = layout.stoppedAt {
-            // The box after `mdat`: fetched next unless a transfer is about to reach it.
-            scheduler?.startSoon(at: next)
+    /// Playback: as bytes reach the file, the container's head says where its index is (`ContainerIndex`);
+    /// that range is fetched next, exactly, and its header first when only a pointer to it is known.
+    /// An index that cannot be right leaves the playback order alone, with a notice.
+    func locateIndex() {
+        guard options.stream, !indexSettled, let file, let length = remote?.length,
+            file.bytesWritten != indexCheckedAt
+        else { return }
+        indexCheckedAt = file.bytesWritten
+        switch ContainerIndex.locate(length: length, read: { offset, count in file.bytes(at: offset, count: count) }) {
+        case .range(let index):
+            indexSettled = true
+            guard let missing = file.written.gaps(in: index).first else { return }
+            scheduler?.playback?.pinned.append(index)
+            scheduler?.startSoon(at: missing.lowerBound, exactly: true)
+        case .headerAt(let offset):
+            guard indexHeaderAskedAt != offset else { return }
+            indexHeaderAskedAt = offset
+            scheduler?.startSoon(at: offset, exactly: true)
+        case .none:
+            indexSettled = true
+        case .unknown:
+            break
+        case .damaged(let reason):
+            indexSettled = true
+            events.yield(.notice("the file's index cannot be right (\(reason)); fetching in playback order"))
         }
     }
 

@@ -5,7 +5,13 @@ import VFetchCore
 extension Engine {
     /// Takes the readers' news to the scheduler and tells them of new bytes.
     func serveReaders() {
-        guard let demand, let file, scheduler != nil else { return }
+        guard scheduler != nil else { return }
+        // Playback waits on bytes on disk (the player's, or the index's): they do not wait in a buffer.
+        if options.stream, now - lastReaderFlush >= Self.readerFlushInterval {
+            lastReaderFlush = now
+            do { try flushWriteBuffers() } catch { fatal = fatal ?? error }
+        }
+        guard let demand, let file else { return }
         if let change = demand.take() {
             if change.readersOnly, scheduler?.playback?.windowsOnly == false {
                 scheduler?.playback?.windowsOnly = true
@@ -14,10 +20,6 @@ extension Engine {
             scheduler?.playback?.positions = change.positions
             for offset in change.waits { scheduler?.startSoon(at: offset) }
             scheduler?.trimToWindows()
-        }
-        if now - lastReaderFlush >= Self.readerFlushInterval {
-            lastReaderFlush = now
-            do { try flushWriteBuffers() } catch { fatal = fatal ?? error }
         }
         if file.bytesWritten != reportedBytes || reportedBytes < 0 {
             reportedBytes = file.bytesWritten

@@ -37,8 +37,11 @@ final class Engine {
     var resumedBytes: Int64 = 0
     /// Bytes received and dropped (see `DownloadSummary.duplicateBytes`).
     var duplicateBytes: Int64 = 0
-    /// `--stream`: whether the MP4 index (`moov`) has been found, or the file turned out not to be MP4.
-    var movieBoxSettled = false
+    /// Playback: whether the container's index has been found (or there is none to fetch first); how
+    /// many bytes were on disk when it was last looked for; the header asked for on the way to it.
+    var indexSettled = false
+    var indexCheckedAt: Int64 = -1
+    var indexHeaderAskedAt: Int64?
     /// Sent with segment requests of a resumed download, so a changed file answers 200, not bytes of it.
     var segmentHeaders: HeaderList?
     /// What segments ask for: the URL redirects led to, or the original again after a signed URL expired.
@@ -133,6 +136,7 @@ final class Engine {
             for (easy, result) in multi.completed() { transferDone(easy, result: result) }
             applyFallback()
             serveReaders()
+            locateIndex()
             for id in scheduler?.takeOrphans() ?? [] { stop(id) }
             for id in scheduler?.restartPaused(now: now) ?? [] { stop(id) }
             adjustConnections()
@@ -531,7 +535,6 @@ final class Engine {
         let time = now
         guard force || time - lastProgress >= 0.1, let scheduler else { return }
         lastProgress = time
-        if options.stream { locateMovieBox() }
         let done = scheduler.completed.count
         rateSamples.append((time, done))
         while let first = rateSamples.first, time - first.time > 2 { rateSamples.removeFirst() }

@@ -190,20 +190,6 @@ package enum FileSystem {
         _ = futimens(fd, [timespec(tv_sec: time(nil), tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)])
     }
 
-    /// Whether the file has a hole (a run never written, in a sparse file) before `size`. Where
-    /// holes are not supported the whole file counts as data: no hole.
-    /// The corresponding call is `lseek` with `SEEK_HOLE`.
-    package static func hasHole(_ fd: Int32, before size: Int64) -> Bool {
-        // Glibc's module hides SEEK_HOLE (it needs _GNU_SOURCE).
-        #if os(Linux)
-            let seekHole: Int32 = 4
-        #else
-            let seekHole = SEEK_HOLE
-        #endif
-        let hole = lseek(fd, 0, seekHole)
-        return hole >= 0 && hole < size
-    }
-
     /// Takes the exclusive lock of the open file, without waiting: `.wouldBlock` when another open
     /// file description holds it. The corresponding call is `flock` with `LOCK_EX | LOCK_NB`.
     package static func lock(_ fd: Int32) throws(Errno) {

@@ -15,6 +15,7 @@ public struct PartialDownload: Sendable, Equatable {
     public var contentType: String?
     public var created: Date
     private var saved: ByteRangeSet
+    private var manifest: Manifest
 
     /// Reads `<outputPath>.vfetch`.
     public init(outputPath: String) throws(DownloadError) {
@@ -43,6 +44,18 @@ public struct PartialDownload: Sendable, Equatable {
         lastModified = manifest.lastModified
         contentType = manifest.contentType
         created = manifest.created
+        self.manifest = manifest
+    }
+
+    /// Why the manifest cannot say which bytes of the part file open at `descriptor` are saved, or
+    /// nil when it can (`Manifest.reasonNotToTrust`).
+    package func reasonNotToTrust(partAt descriptor: Int32) -> String? {
+        do {
+            let status = try FileSystem.status(of: descriptor)
+            return manifest.reasonNotToTrust(part: PartIdentity(device: status.device, inode: status.inode), size: status.size)
+        } catch {
+            return "cannot read the part's size: \(error)"
+        }
     }
 
     /// The byte ranges saved in `<outputPath>.part`.

@@ -12,7 +12,7 @@ struct CacheCommand: ParsableCommand {
     )
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the cached files.")
+        static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the cached files and streams.")
         @OptionGroup var location: CacheLocation
         @Flag(help: "Print one JSON object per entry.")
         var json = false
@@ -20,30 +20,52 @@ struct CacheCommand: ParsableCommand {
         func run() throws {
             let directory = try open(location, exclusive: false)
             let entries = directory.entries()
+            let streams = directory.streams(among: entries)
+            let inStreams = Set(streams.flatMap(\.parts))
+            let files = entries.filter { !inStreams.contains($0.id) }
             if json {
-                for entry in entries {
-                    let state = entry.state
-                    var error: String?
-                    if case .failed(let reason) = state { error = reason }
-                    printJSONLine([
-                        "id": entry.id, "url": redactedURL(entry.url), "key": redactedURL(entry.key), "length": entry.length as Any,
-                        "bytes_cached": entry.bytesCached, "bytes_on_disk": entry.bytesOnDisk,
-                        "complete": entry.isComplete, "last_access": entry.lastAccess, "state": state.name,
-                        "error": error.map(redactingCredentials(in:)) as Any,
-                    ])
+                let byID = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0) })
+                var lines = files.map { ($0.id, Self.jsonObject($0)) }
+                for stream in streams {
+                    var object = stream.redacted.jsonObject
+                    object["parts"] = stream.parts.compactMap { byID[$0].map(Self.jsonObject) }
+                    lines.append((stream.id, object))
                 }
-            } else if !entries.isEmpty {
-                for line in Self.table(entries) { print(line) }
+                for (_, object) in lines.sorted(by: { $0.0 < $1.0 }) { printJSONLine(object) }
+            } else if !entries.isEmpty || !streams.isEmpty {
+                for line in Self.table(files, streams: streams) { print(line) }
             }
         }
 
-        /// ID, STATE, SIZE (on disk) and URL in aligned columns, under a header.
-        static func table(_ entries: [CacheDirectory.EntryInfo]) -> [String] {
-            let rows =
-                [["ID", "STATE", "SIZE", "URL"]]
-                + entries.map { entry in
+        /// A file's entry for `--json`, every value there (null when not known).
+        static func jsonObject(_ entry: CacheDirectory.EntryInfo) -> [String: Any] {
+            var error: String?
+            if case .failed(let reason) = entry.state { error = reason }
+            let object: [String: Any] = [
+                "id": entry.id, "kind": "file", "url": redactedURL(entry.url), "key": redactedURL(entry.key),
+                "length": entry.length as Any, "bytes_cached": entry.bytesCached, "bytes_on_disk": entry.bytesOnDisk,
+                "complete": entry.isComplete, "last_access": entry.lastAccess, "state": entry.state.name,
+                "error": error.map(redactingCredentials(in:)) as Any,
+            ]
+            return object.compactNulls
+        }
+
+        /// ID, STATE, SIZE (on disk) and URL in aligned columns, under a header: a file per line, and a
+        /// stream (its playlist's URL, which of its variants players read) per line.
+        static func table(_ entries: [CacheDirectory.EntryInfo], streams: [CachedStream]) -> [String] {
+            let files = entries.map { entry in
+                (
+                    entry.id,
                     [entry.id, redactingCredentials(in: entry.state.description), humanSize(entry.bytesOnDisk), redactedURL(entry.url)]
-                }
+                )
+            }
+            let grouped = streams.map { stream in
+                (
+                    stream.id,
+                    [stream.id, stream.stateDescription, humanSize(stream.bytesOnDisk), redactedURL(stream.url) + variantNote(stream)]
+                )
+            }
+            let rows = [["ID", "STATE", "SIZE", "URL"]] + (files + grouped).sorted { $0.0 < $1.0 }.map(\.1)
             let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
             return rows.map { cells in
                 let id = cells[0].padding(toLength: widths[0], withPad: " ", startingAt: 0)
@@ -53,10 +75,19 @@ struct CacheCommand: ParsableCommand {
                 return String(line.reversed().drop { $0 == " " }.reversed())  // no URL: no trailing spaces
             }
         }
+
+        /// ` (3 variants, read: 1, 3)`: which of a stream's variants players read, by their place in
+        /// the playlist; nothing for a stream of one.
+        static func variantNote(_ stream: CachedStream) -> String {
+            guard stream.variants.count > 1 else { return "" }
+            let read = stream.variants.indices.filter { stream.variantsRead.contains(stream.variants[$0]) }.map { String($0 + 1) }
+            return " (\(stream.variants.count) variants, " + (read.isEmpty ? "none read)" : "read: \(read.joined(separator: ", ")))")
+        }
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove entries, named by ID or URL.")
+        static let configuration = CommandConfiguration(
+            commandName: "rm", abstract: "Remove entries (a stream with its files), named by ID or URL.")
         @OptionGroup var location: CacheLocation
         @Argument(help: "Entry IDs (as `vfetch cache ls` shows) or the URLs (or keys) they were read by.")
         var entries: [String]
@@ -64,11 +95,15 @@ struct CacheCommand: ParsableCommand {
         func run() throws {
             let directory = try open(location, exclusive: true)
             let known = directory.entries()
+            let streams = directory.streams(among: known)
             var missing: [String] = []
             for name in entries {
                 let matches = known.filter { $0.id == name || $0.url == name || $0.key == name }
-                if matches.isEmpty { missing.append(name) }
+                // A stream goes with its files and kept playlists.
+                let streamMatches = streams.filter { $0.id == name || $0.url == name }
+                if matches.isEmpty && streamMatches.isEmpty { missing.append(name) }
                 for entry in matches { directory.remove(entry.id) }
+                for stream in streamMatches { for id in stream.parts + stream.playlists { directory.remove(id) } }
             }
             directory.save()
             if !missing.isEmpty {

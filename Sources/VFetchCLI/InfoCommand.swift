@@ -29,7 +29,8 @@ struct InfoCommand: AsyncParsableCommand {
             return
         }
         if !isURL, !FileManager.default.fileExists(atPath: target),
-            !FileManager.default.fileExists(atPath: SideFiles(output: target).manifest)
+            !FileManager.default.fileExists(atPath: SideFiles(output: target).manifest),
+            !FileManager.default.fileExists(atPath: SideFiles(output: target).part)
         {
             writeStandardError("vfetch: \(target) does not exist\n")
             throw ExitCode(ExitStatus.failure.rawValue)

@@ -110,10 +110,11 @@ package struct SegmentScheduler: Sendable {
         var probesSize = false
     }
 
-    /// Playback order: the `lookahead` bytes after the first missing byte are fetched in `chunk`-sized
-    /// pieces, in file order, before connections split what is left of the file.
+    /// Playback order: the `lookahead` bytes after the first missing byte are fetched in chunks, in
+    /// file order, before connections split what is left of the file.
     package struct Playback: Sendable, Equatable {
         package var lookahead: Int64
+        /// The largest chunk (see `chunkSize`).
         package var chunk: Int64
         /// Where readers read (the player cache); empty: one window from the first missing byte.
         package var positions: [Int64] = []
@@ -125,6 +126,15 @@ package struct SegmentScheduler: Sendable {
             self.lookahead = lookahead
             self.chunk = chunk
             self.windowsOnly = windowsOnly
+        }
+
+        /// The request for the bytes `distance` into a window: a quarter of the distance, at least
+        /// `minimum` (a block), at most `chunk`. The bytes a player needs first, after it opens or
+        /// seeks, come over several connections at once, and every later chunk still comes in time:
+        /// its last byte, fetched from the moment the window opened at a fifth of the stream's bit
+        /// rate, arrives before playback reaches it.
+        package func chunkSize(at distance: Int64, minimum: Int64) -> Int64 {
+            min(chunk, max(minimum, distance / 4))
         }
     }
 
@@ -239,14 +249,16 @@ package struct SegmentScheduler: Sendable {
             segments[pick.index].urgent = false
             var index = pick.index
             if pick.rank == 1, let window = windows.first(where: { $0.overlaps(segments[index].range) }) {
-                // Start where the reader needs bytes, not before; in windowsOnly mode, stop at the window's end.
+                // Start where the reader needs bytes, not before.
                 if let cut = cut(index, at: window.lowerBound, roundingUp: false) { index = cut }
-                if windowsOnly { _ = cut(index, at: window.upperBound, roundingUp: true) }
+                endChunk(index, in: window)
             }
             return start(on: index, now: now, isRace: false)
         }
         if let (index, cut) = windowCut {
-            return start(on: split(index, at: cut), now: now, isRace: false)
+            let piece = split(index, at: cut)
+            if let window = windows.first(where: { $0.contains(cut) }) { endChunk(piece, in: window) }
+            return start(on: piece, now: now, isRace: false)
         }
         guard rangeRequests, !windowsOnly else { return nil }
         let held = segments.indices.filter { !segments[$0].holders.isEmpty }
@@ -460,20 +472,23 @@ package struct SegmentScheduler: Sendable {
     }
 
     /// Makes the bytes from `offset` on the next to be fetched: unless a transfer will reach them within
-    /// half a second at its own rate, the segment holding `offset` is split there and its second part
-    /// goes to the next free connection (see `transferToPreempt`).
-    package mutating func startSoon(at offset: Int64) {
+    /// half a second at its own rate, the segment holding `offset` is split there (at its block, or
+    /// `exactly` there) and its second part goes to the next free connection (see `transferToPreempt`).
+    /// A container's index is asked for exactly: it is small, and everything waits for it.
+    package mutating func startSoon(at offset: Int64, exactly: Bool = false) {
         guard rangeRequests,
             let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end })
         else { return }
+        let point = exactly ? offset : offset - offset % configuration.alignment
+        let next = segments[index].next
         guard let holder = segments[index].holders.first else {
-            segments[cut(index, at: offset, roundingUp: false) ?? index].urgent = true
+            segments[point > next ? split(index, at: point) : index].urgent = true
             return
         }
         let rate = transfers[holder]?.rate ?? typicalRate ?? 0
-        let cut = max(segments[index].next, offset - offset % configuration.alignment)
-        guard Double(cut - segments[index].next) > max(Double(configuration.alignment), rate / 2) else { return }
-        segments[split(index, at: cut)].urgent = true
+        let soonEnough = exactly ? 0 : max(Double(configuration.alignment), rate / 2)
+        guard point > next, Double(point - next) > soonEnough else { return }
+        segments[split(index, at: point)].urgent = true
     }
 
     /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
@@ -599,12 +614,21 @@ package struct SegmentScheduler: Sendable {
                 // A holder still before the window does not serve it: cut at the window's start.
                 let start = aligned(window.lowerBound, roundingUp: false)
                 if start > segment.next, start < segment.end { return (index, start) }
-                let target = segment.next + playback.chunk
-                let cut = max(aligned(target, roundingUp: false), segment.next + 1)
-                if cut < min(segment.end, window.upperBound), segment.end - cut >= playback.chunk / 2 { return (index, cut) }
+                let chunk = playback.chunkSize(at: segment.next - window.lowerBound, minimum: configuration.alignment)
+                let cut = max(aligned(segment.next + chunk, roundingUp: false), segment.next + 1)
+                if cut < min(segment.end, window.upperBound), segment.end - cut >= chunk / 2 { return (index, cut) }
             }
         }
         return nil
+    }
+
+    /// Ends idle segment `index` after one chunk of `window`, so its request asks for that chunk and the
+    /// next connection takes the next; in windowsOnly mode at the latest at the window's end.
+    private mutating func endChunk(_ index: Int, in window: Range<Int64>) {
+        guard let playback else { return }
+        let next = segments[index].next
+        _ = cut(index, at: next + playback.chunkSize(at: next - window.lowerBound, minimum: configuration.alignment), roundingUp: false)
+        if playback.windowsOnly { _ = cut(index, at: window.upperBound, roundingUp: true) }
     }
 
     /// Splits segment `index` at `offset` (on a block boundary) when that leaves both parts non-empty;

@@ -1,3 +1,5 @@
+import VFetchCore
+
 /// What the element headers of a Matroska or WebM file say about its layout: the DocType, where
 /// the `Cues` (the index, usually at the end) are, and, walking the present bytes, its clusters.
 ///
@@ -63,7 +65,7 @@ struct MatroskaLayout {
                 cues = element.size.map { offset..<data + $0 }
             case EBMLReader.seekHead:
                 if let size = element.size, let bytes = source.bytes(at: data, count: Int(min(size, 64 << 10))) {
-                    cuesPosition = cuesPosition ?? Self.cuesPosition(in: bytes)
+                    cuesPosition = cuesPosition ?? EBMLReader.cuesPosition(inSeekHead: bytes)
                 }
             case EBMLReader.tracks:
                 if let size = element.size, let bytes = source.bytes(at: data, count: Int(min(size, 256 << 10))) {
@@ -140,30 +142,6 @@ struct MatroskaLayout {
         while probeOffset < min(source.length, offset + 12) {
             if case .missing(let run) = source.probe(at: probeOffset) { return offset..<run.upperBound }
             probeOffset += 1
-        }
-        return nil
-    }
-
-    /// The `SeekPosition` of the `Seek` entry whose `SeekID` is `Cues`, from a `SeekHead`'s data.
-    private static func cuesPosition(in data: [UInt8]) -> Int64? {
-        var reader = EBMLReader(bytes: data)
-        while let seek = reader.header(), let seekSize = seek.size {
-            let seekEnd = reader.offset + seekSize
-            if seek.id == EBMLReader.seek {
-                var id: UInt64?
-                var position: UInt64?
-                while reader.offset < seekEnd, let child = reader.header(), let childSize = child.size {
-                    switch child.id {
-                    case EBMLReader.seekID: id = reader.unsigned(size: childSize)
-                    case EBMLReader.seekPosition: position = reader.unsigned(size: childSize)
-                    default: reader.offset += childSize
-                    }
-                }
-                if id == UInt64(EBMLReader.cues), let position, position < UInt64(Int64.max >> 1) {
-                    return Int64(position)
-                }
-            }
-            reader.offset = seekEnd
         }
         return nil
     }

@@ -45,26 +45,43 @@ public enum MediaInspector {
     public static let fragmentedTailBytes: Int64 = 512 << 10
 
     /// A finished file, or an unfinished `vfetch get`: named by its output path, its `NAME.part` or
-    /// its `NAME.vfetch`. An unfinished download's present bytes are those its manifest records.
+    /// its `NAME.vfetch`. An unfinished download's present bytes are those its manifest records,
+    /// and only when the manifest was written for that very part.
     public static func inspect(path: String) async throws -> MediaReport {
-        let data: String
-        let length: Int64
-        let present: [Range<Int64>]
         if let output = unfinishedDownload(named: path) {
-            let partial = try PartialDownload(outputPath: output)
-            (data, length, present) = (SideFiles(output: output).part, partial.length, partial.presentRanges)
-        } else {
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber else {
-                throw DownloadError.noDownload(path)
-            }
-            if let output = SideFiles.output(ofPart: path), PartialFile.hasHoles(path) {
-                // A sparse side file without its manifest: which of its bytes arrived cannot be known.
-                throw DownloadError.badManifest(
-                    "\(SideFiles(output: output).manifest) is missing, so which bytes of \(path) were saved cannot be known")
-            }
-            (data, length, present) = (path, size.int64Value, [0..<size.int64Value])
+            return try await report(file: openPart(of: output))
         }
-        return try await report(file: PartialFile(path: data, length: length, present: present))
+        // A part without its manifest (not written yet, lost, or the part copied alone): which of
+        // its bytes arrived cannot be known, whatever its holes say (a copy can fill them with zeros).
+        if let output = SideFiles.output(ofPart: path) ?? (FileManager.default.fileExists(atPath: path) ? nil : path),
+            FileManager.default.fileExists(atPath: SideFiles(output: output).part)
+        {
+            let sides = SideFiles(output: output)
+            throw DownloadError.badManifest("\(sides.manifest) is missing, so which bytes of \(sides.part) were saved cannot be known")
+        }
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber else {
+            throw DownloadError.noDownload(path)
+        }
+        return try await report(file: PartialFile(path: path, length: size.int64Value, present: [0..<size.int64Value]))
+    }
+
+    /// The part of the unfinished download to `output`, with the bytes its manifest records as
+    /// present, once the manifest is known to vouch for that part.
+    private static func openPart(of output: String) throws -> PartialFile {
+        let partial = try PartialDownload(outputPath: output)
+        let sides = SideFiles(output: output)
+        let descriptor: Int32
+        do {
+            descriptor = try FileSystem.open(sides.part, .read, followingLinks: true)
+        } catch {
+            throw DownloadError.badManifest("\(sides.manifest) has no part to vouch for: \(error)")
+        }
+        // The file owns the descriptor from here on, and closes it whatever happens next.
+        let file = PartialFile(descriptor: descriptor, path: sides.part, length: partial.length, present: partial.presentRanges)
+        if let reason = partial.reasonNotToTrust(partAt: descriptor) {
+            throw DownloadError.badManifest("\(sides.manifest) cannot vouch for \(sides.part): \(reason)")
+        }
+        return file
     }
 
     /// The output path of the unfinished download `path` names (the output path itself, its
@@ -74,26 +91,36 @@ public enum MediaInspector {
         return candidates.first { FileManager.default.fileExists(atPath: SideFiles(output: $0).manifest) }
     }
 
-    /// A remote file: fetches the head, then only the index it needs (an MP4 `moov` wherever it is,
-    /// the tail of a fragmented MP4 or of other containers), at most three requests in all.
+    /// A remote file: fetches the head, then only the index it needs, exactly where the container says
+    /// (`ContainerIndex`, the lookup playback uses: an MP4 `moov` wherever it is, a fragmented MP4's
+    /// `mfra`, a Matroska file's `Cues`), or the tail of other containers; at most three requests in all.
     public static func inspect(url: String, options: DownloadOptions = DownloadOptions()) async throws -> MediaReport {
         let fetcher = try RangeFetcher(url: url, options: options)
         try await onThread { try fetcher.fetch(0..<headBytes) }
         guard let length = fetcher.length else { throw DownloadError.badResponse("the server does not say the length") }
-        var layout = MP4Boxes.scan(length: length, read: fetcher.read)
-        if MP4Boxes.looksLikeMP4(layout.boxes) {
-            if MP4Boxes.moov(in: layout.boxes) == nil, let next = layout.stoppedAt {
-                // Past `mdat`: the box headers there, and all of a small `moov` that ends the file.
-                try await fetchMissing(next..<min(length, next + boxHeaderBytes), with: fetcher)
-                layout = MP4Boxes.scan(length: length, read: fetcher.read)
+        if MP4Boxes.hasFragments(MP4Boxes.scan(length: length, read: fetcher.read).boxes) {
+            // A fragmented MP4's duration is in its last fragment, beside the mfra that ends the file.
+            try await fetchMissing(max(0, length - fragmentedTailBytes)..<length, with: fetcher)
+        }
+        var located = false
+        lookup: for _ in 0..<3 {
+            switch ContainerIndex.locate(length: length, read: fetcher.read) {
+            case .range(let index):
+                try await fetchMissing(index, with: fetcher)
+                located = true
+                break lookup
+            case .headerAt(let offset):
+                // The header there, and all of a small index that starts with it.
+                try await fetchMissing(offset..<min(length, offset + boxHeaderBytes), with: fetcher)
+            case .none, .unknown, .damaged:
+                break lookup
             }
-            if let moov = MP4Boxes.moov(in: layout.boxes) {
-                try await fetchMissing(moov.range, with: fetcher)
-                if MP4Boxes.movieDuration(length: length, read: fetcher.read) == .unknown {
-                    try await fetchMissing(max(0, length - fragmentedTailBytes)..<length, with: fetcher)
-                }
+        }
+        if MP4Boxes.looksLikeMP4(MP4Boxes.scan(length: length, read: fetcher.read).boxes) {
+            if located, MP4Boxes.movieDuration(length: length, read: fetcher.read) == .unknown {
+                try await fetchMissing(max(0, length - fragmentedTailBytes)..<length, with: fetcher)
             }
-        } else if length > headBytes {
+        } else if !located, length > headBytes {
             try await fetchMissing((length - headBytes)..<length, with: fetcher)
         }
         var report = try await self.report(file: localCopy(of: fetcher, length: length))

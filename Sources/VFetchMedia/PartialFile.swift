@@ -44,14 +44,6 @@ public final class PartialFile: MediaByteSource, Sendable {
         FileSystem.close(descriptor)
     }
 
-    /// Whether the regular file at `path` has a hole (a run never written, in a sparse file).
-    public static func hasHoles(_ path: String) -> Bool {
-        guard let descriptor = try? FileSystem.open(path, .read, followingLinks: true) else { return false }
-        defer { FileSystem.close(descriptor) }
-        guard let size = try? FileSystem.status(of: descriptor).size else { return false }
-        return FileSystem.hasHole(descriptor, before: size)
-    }
-
     /// Reads present bytes at `offset` with `pread`, never past the present run that holds it.
     /// Answers `.aborted` when the disk fails or holds fewer bytes than `present` claims.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> MediaRead {

@@ -3,13 +3,14 @@
 //   vfetch-origin [--host 127.0.0.1] [--port 8080] [--rate BYTES_PER_SEC] [--burst BYTES]
 //                 [--max-concurrent N] [--slow-every N --slow-rate BYTES_PER_SEC]
 //                 [--max-per-client N] [--link-rate BYTES_PER_SEC] [--latency MS]
-//                 [--rate-after BYTES:BYTES_PER_SEC] FILE...
+//                 [--rate-after BYTES:BYTES_PER_SEC] FILE|DIR...
 //
 // --rate, --burst, --max-concurrent and --slow-* apply to each file; --max-per-client (503 beyond),
 // --link-rate (all connections together), --latency (before every response) and --rate-after (every
 // connection's rate once the origin has sent BYTES) to the origin as a whole.
 //
-// Each FILE is served at /<basename>. Prints `listening on http://HOST:PORT` once ready and
+// Each FILE is served at /<basename>; a directory's files at /<basename>/<path inside it> (a
+// segmented stream as ffmpeg cut it), each with its extension's Content-Type. Prints `listening on http://HOST:PORT` once ready and
 // serves until SIGINT or SIGTERM.
 
 import Dispatch
@@ -33,7 +34,7 @@ struct UsageError: Error {
 let usage = """
     usage: vfetch-origin [--host H] [--port P] [--rate B/S] [--burst B] [--max-concurrent N] \
     [--slow-every N --slow-rate B/S] [--max-per-client N] [--link-rate B/S] [--latency MS] \
-    [--rate-after BYTES:B/S] FILE...
+    [--rate-after BYTES:B/S] FILE|DIR...
     """
 
 func parseOptions(_ arguments: [String]) throws(UsageError) -> Options {
@@ -150,9 +151,17 @@ do {
 }
 
 var published: [(path: String, bytes: [UInt8])] = []
+var directories: [(path: String, url: URL)] = []
 for file in options.files {
     let path = "/" + URL(fileURLWithPath: file).lastPathComponent
-    guard !published.contains(where: { $0.path == path }) else { fail("two files would be served at \(path)") }
+    guard !published.contains(where: { $0.path == path }), !directories.contains(where: { $0.path == path }) else {
+        fail("two files would be served at \(path)")
+    }
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue {
+        directories.append((path, URL(fileURLWithPath: file)))
+        continue
+    }
     guard let data = FileManager.default.contents(atPath: file) else { fail("cannot read '\(file)'") }
     published.append((path, [UInt8](data)))
 }
@@ -165,6 +174,13 @@ do {
 }
 for (path, bytes) in published {
     origin.publish(path, bytes, behavior: options.behavior)
+}
+for (path, url) in directories {
+    do {
+        try origin.publishDirectory(url, at: path, behavior: options.behavior)
+    } catch {
+        fail("cannot read '\(url.path)': \(error)")
+    }
 }
 // Unbuffered, so a script reading our stdout through a pipe sees the line at once.
 FileHandle.standardOutput.write(Data("listening on \(origin.url(""))\n".utf8))

@@ -101,13 +101,22 @@ package final class PlayerCache: Sendable {
         }
     }
 
-    /// A player asked for `url`: when it is a segment of a playlist serve rewrote, the next few are
-    /// fetched into the cache in parallel (each an entry like any, its download started as a
-    /// player's open would), and those fetched ahead of an earlier place are stopped. Only with
+    /// A player asked for `url`: when it is a segment of a playlist serve rewrote, what was fetched
+    /// ahead of an earlier place is stopped now, and the next few segments are fetched into the cache
+    /// in parallel once this one was served (`served`), so they never hold it up. Only with
     /// `--prefetch full`: the other settings fetch only what players read.
     func readAhead(after url: String, publicOnly: Bool, on loop: any EventLoop) {
         guard settings.prefetch == .full else { return }
-        let action = lookahead.withLock { $0.read(url) }
+        perform(lookahead.withLock { $0.read(url) }, publicOnly: publicOnly, on: loop)
+    }
+
+    /// The response to a player's read of `url` ended: the segments after it start (see `readAhead`).
+    func served(_ url: String, publicOnly: Bool, on loop: any EventLoop) {
+        guard settings.prefetch == .full else { return }
+        perform(lookahead.withLock { $0.served(url) }, publicOnly: publicOnly, on: loop)
+    }
+
+    private func perform(_ action: SegmentLookahead.Action, publicOnly: Bool, on loop: any EventLoop) {
         for next in action.start where recentFailure(key: next, publicOnly: publicOnly) == nil {
             // Nobody waits for the answer: a failure is met again, and answered, when a player asks.
             _ = entry(key: next, url: next).open(url: next, publicOnly: publicOnly, on: loop)
@@ -239,7 +248,8 @@ package final class PlayerCache: Sendable {
         try? await disk.shutdownGracefully()
     }
 
-    /// `GET /status` as JSON: entries, bytes cached, readers, and per entry the playable time ranges.
+    /// `GET /status` as JSON: entries (a stream as one, its files inside), bytes cached, readers, and per
+    /// file the playable time ranges.
     func statusJSON() async -> [UInt8] {
         let status = await status()
         let data = (try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data()
@@ -248,8 +258,10 @@ package final class PlayerCache: Sendable {
 
     private func status() async -> [String: Any] {
         let live = entries.withLock { $0 }
-        let saved = (try? await disk.runIfActive { [directory] in directory.entries() }) ?? []
-        var list: [[String: Any]] = []
+        let (saved, documents) =
+            (try? await disk.runIfActive { [directory] in (directory.entries(), directory.keptDocuments()) }) ?? ([], [])
+        var items: [String: [String: Any]] = [:]
+        var files: [CachedStream.File] = []
         var totalCached: Int64 = 0
         var totalReaders = 0
         for info in saved {
@@ -257,13 +269,13 @@ package final class PlayerCache: Sendable {
             let present = now?.present ?? info.presentRanges
             let length = now?.length ?? info.length
             let cached = present.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) }
+            let complete = length.map { cached == $0 } ?? false
             totalCached += cached
             totalReaders += now?.readers ?? 0
             var item: [String: Any] = [
-                "id": info.id, "url": redactedURL(info.url), "key": redactedURL(info.key), "bytes_cached": cached,
+                "id": info.id, "kind": "file", "url": redactedURL(info.url), "key": redactedURL(info.key), "bytes_cached": cached,
                 "bytes_on_disk": info.bytesOnDisk, "readers": now?.readers ?? 0,
-                "downloading": now?.downloading ?? false, "complete": length.map { cached == $0 } ?? false,
-                "last_access": info.lastAccess,
+                "downloading": now?.downloading ?? false, "complete": complete, "last_access": info.lastAccess,
                 "state": CacheEntryState(length: length, bytesCached: cached, failure: info.failure).name,
             ]
             if let length {
@@ -271,9 +283,24 @@ package final class PlayerCache: Sendable {
                 item["playable"] = await playable(
                     path: SideFiles(output: directory.entryPath(info.id)).part, length: length, present: present)
             }
-            list.append(item)
+            items[info.id] = item
+            files.append(
+                CachedStream.File(
+                    id: info.id, url: info.url, bytesCached: cached, bytesOnDisk: info.bytesOnDisk, isComplete: complete,
+                    lastAccess: info.lastAccess))
         }
-        return ["entries": list, "bytes_cached": totalCached, "readers": totalReaders]
+        // A stream is one entry, its files' entries inside it.
+        var list: [(id: String, item: [String: Any])] = []
+        for stream in CachedStream.group(documents: documents, files: files) {
+            let parts = stream.parts.compactMap { items.removeValue(forKey: $0) }
+            var item = stream.redacted.jsonObject
+            item["parts"] = parts
+            item["readers"] = parts.reduce(0) { $0 + ($1["readers"] as? Int ?? 0) }
+            item["downloading"] = parts.contains { $0["downloading"] as? Bool == true }
+            list.append((stream.id, item))
+        }
+        list += items.map { ($0.key, $0.value) }
+        return ["entries": list.sorted { $0.id < $1.id }.map(\.item), "bytes_cached": totalCached, "readers": totalReaders]
     }
 
     /// Seconds playable from the bytes present, as [start, end] pairs; empty when not media or no index yet.

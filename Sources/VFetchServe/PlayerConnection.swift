@@ -31,6 +31,9 @@ final class PlayerConnection: ChannelInboundHandler {
         var offset: Int64
         var end: Int64
         var keepAlive: Bool
+        /// What the player asked for, told to the cache once served whole (the segments after it start then).
+        var url: String
+        var fromPage: Bool
     }
 
     /// Request bodies (API calls) larger than this are refused.
@@ -197,7 +200,7 @@ final class PlayerConnection: ChannelInboundHandler {
                 return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
             stream(cache.entry(key: key, url: url), key: key, url: url, fromPage: fromPage, head, context)
-            // After this read has its entry, so the segments after it queue behind it.
+            // What was fetched ahead elsewhere stops now; the segments after this one start once it is served.
             if head.method == .GET { cache.readAhead(after: url, publicOnly: fromPage, on: context.eventLoop) }
         case "/status":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
@@ -244,7 +247,7 @@ final class PlayerConnection: ChannelInboundHandler {
                 if Self.mayBePlaylist(remote) {
                     return self.sniff(head, entry: entry, remote: remote, version: version, url: url, fromPage: fromPage, context)
                 }
-                self.answer(head, entry: entry, remote: remote, version: version, context: context)
+                self.answer(head, entry: entry, remote: remote, version: version, url: url, fromPage: fromPage, context: context)
             }
         }
     }
@@ -266,7 +269,8 @@ final class PlayerConnection: ChannelInboundHandler {
     }
 
     private func answer(
-        _ head: HTTPRequestHead, entry: CacheEntry, remote: RemoteInfo, version: Int, context: ChannelHandlerContext
+        _ head: HTTPRequestHead, entry: CacheEntry, remote: RemoteInfo, version: Int, url: String, fromPage: Bool,
+        context: ChannelHandlerContext
     ) {
         guard let length = remote.length else {
             return fail(.badGateway, "the origin does not say the file's length; use vfetch get", head, context)
@@ -339,7 +343,7 @@ final class PlayerConnection: ChannelInboundHandler {
             context.writeAndFlush(self.wrapOutboundOut(.head(response)), promise: nil)
             self.body = Body(
                 entry: entry, version: version, reader: entry.join(at: range.lowerBound), file: file,
-                offset: range.lowerBound, end: range.upperBound, keepAlive: head.isKeepAlive)
+                offset: range.lowerBound, end: range.upperBound, keepAlive: head.isKeepAlive, url: url, fromPage: fromPage)
             self.pump(context: context)
         }
     }
@@ -486,12 +490,14 @@ final class PlayerConnection: ChannelInboundHandler {
         let current = generation
         let (loop, disk, path) = (context.eventLoop, disk, entry.path + ".part")
         let wanted = Int(min(remote.length ?? 0, 1024))
-        guard wanted > 0 else { return answer(head, entry: entry, remote: remote, version: version, context: context) }
+        guard wanted > 0 else {
+            return answer(head, entry: entry, remote: remote, version: version, url: url, fromPage: fromPage, context: context)
+        }
         entry.whenPresent(Int64(min(wanted, 64) - 1), on: loop).assumeIsolated().whenComplete { present in
             guard current == self.generation, context.channel.isActive else { return }
             let count = Int(min(Int64(wanted), entry.presentBytes(from: 0)))
             guard case .success = present, entry.version == version, count > 0 else {
-                return self.answer(head, entry: entry, remote: remote, version: version, context: context)
+                return self.answer(head, entry: entry, remote: remote, version: version, url: url, fromPage: fromPage, context: context)
             }
             disk.runIfActive(eventLoop: loop) { () -> [UInt8] in
                 let file = open(path, O_RDONLY | O_CLOEXEC)
@@ -507,7 +513,7 @@ final class PlayerConnection: ChannelInboundHandler {
                 {
                     return self.playlist(url: url, fromPage: fromPage, head, context)
                 }
-                self.answer(head, entry: entry, remote: remote, version: version, context: context)
+                self.answer(head, entry: entry, remote: remote, version: version, url: url, fromPage: fromPage, context: context)
             }
         }
     }
@@ -599,6 +605,7 @@ final class PlayerConnection: ChannelInboundHandler {
         let generation = generation
         if current.offset == current.end {
             endBody()
+            cache.served(current.url, publicOnly: current.fromPage, on: context.eventLoop)
             let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
             if !current.keepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
             waitForRequest(context)

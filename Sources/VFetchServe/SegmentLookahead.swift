@@ -3,6 +3,10 @@
 /// having before they are asked for. A read elsewhere (a seek, another variant) moves the window
 /// there, and what was fetched ahead for the old place and is outside the new window is cancelled.
 ///
+/// The segment a player waits for comes first: a read's window starts only once the read segment was
+/// served (`served`), so the segments ahead never take the origin's connections from it. What the read
+/// leaves behind is cancelled at once, for the same reason.
+///
 /// A value: it answers what to start and what to cancel; `PlayerCache` does it. One window per
 /// playlist (players on the same playlist share it); a read on one variant of a master playlist
 /// cancels the windows of its other variants (a rendition group's audio, not a variant, is left alone).
@@ -15,8 +19,10 @@ struct SegmentLookahead: Sendable {
     private var playlists: [String: [String]] = [:]
     /// Playlist URLs, least recently learned or read first.
     private var recent: [String] = []
-    /// What was started ahead for each playlist's last read.
+    /// What each playlist's last read wants ahead (started, or held back in `waiting`).
     private var ahead: [String: [String]] = [:]
+    /// Per playlist, the segment its last read waits for and the window held back until it is served.
+    private var waiting: [String: (segment: String, start: [String])] = [:]
     /// The variants of each master playlist read, by master URL: a player reads one at a time.
     private var masters: [String: [String]] = [:]
 
@@ -41,6 +47,7 @@ struct SegmentLookahead: Sendable {
             let oldest = recent.removeFirst()
             playlists[oldest] = nil
             ahead[oldest] = nil
+            waiting[oldest] = nil
         }
     }
 
@@ -51,8 +58,8 @@ struct SegmentLookahead: Sendable {
         if masters.count > maxPlaylists, let other = masters.keys.first(where: { $0 != url }) { masters[other] = nil }
     }
 
-    /// A player asked for `url`: the segments to start after it, and those fetched ahead before that
-    /// it left behind.
+    /// A player asked for `url`: those fetched ahead before that it left behind, to cancel now. The
+    /// segments after it are held back until `served(url)`.
     mutating func read(_ url: String) -> Action {
         // The playlist most recently used that lists it (a segment may be in several).
         guard let playlist = recent.last(where: { playlists[$0]?.contains(url) == true }),
@@ -60,16 +67,32 @@ struct SegmentLookahead: Sendable {
         else { return Action() }
         use(playlist)
         let window = Array(segments[(index + 1)..<min(segments.count, index + 1 + count)])
-        let before = ahead[playlist] ?? []
+        let started = startedAhead(playlist)
         ahead[playlist] = window
-        var cancel = before.filter { !window.contains($0) && $0 != url }
+        var cancel = started.filter { !window.contains($0) && $0 != url }
         // A switch to another variant: what was fetched ahead on the others is not going to be played.
         for variants in masters.values where variants.contains(playlist) {
             for other in variants where other != playlist {
-                cancel += (ahead.removeValue(forKey: other) ?? []).filter { !window.contains($0) && $0 != url }
+                cancel += startedAhead(other).filter { !window.contains($0) && $0 != url }
+                ahead[other] = nil
+                waiting[other] = nil
             }
         }
-        return Action(start: window.filter { !before.contains($0) }, cancel: cancel)
+        waiting[playlist] = (url, window.filter { !started.contains($0) })
+        return Action(cancel: cancel)
+    }
+
+    /// The player's response for `url` ended: the window its read held back, to start now.
+    mutating func served(_ url: String) -> Action {
+        guard let playlist = waiting.first(where: { $0.value.segment == url })?.key, let held = waiting.removeValue(forKey: playlist)
+        else { return Action() }
+        return Action(start: held.start)
+    }
+
+    /// What was started ahead for `playlist`: its window less what is still held back.
+    private func startedAhead(_ playlist: String) -> [String] {
+        let held = waiting[playlist]?.start ?? []
+        return (ahead[playlist] ?? []).filter { !held.contains($0) }
     }
 
     private mutating func use(_ playlist: String) {

@@ -81,6 +81,7 @@ class Processes:
     def __init__(self, folder):
         self.folder = folder
         self.running = []
+        self.started = []  # every name, stopped or not, for the logs
 
     def start(self, name, argv, first_line_prefix, wait=20):
         """Starts argv, returns the rest of its first stdout line that starts with the prefix."""
@@ -89,6 +90,7 @@ class Processes:
                                    start_new_session=True)
         log.close()
         self.running.append((name, process))
+        self.started.append(name)
         lines = queue.Queue()
 
         def read():
@@ -116,14 +118,24 @@ class Processes:
             return ""
         return f"; its stderr:\n{text[-2000:]}" if text else ""
 
+    def stop(self, name):
+        """Ends the process started as `name` (and its children), if it still runs."""
+        self._end([entry for entry in self.running if entry[0] == name])
+        self.running = [entry for entry in self.running if entry[0] != name]
+
     def stop_all(self):
-        for _, process in self.running:
+        self._end(self.running)
+        self.running = []
+
+    @staticmethod
+    def _end(entries):
+        for _, process in entries:
             if process.poll() is None:
                 try:
                     os.killpg(process.pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
-        for _, process in self.running:
+        for _, process in entries:
             try:
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -132,7 +144,6 @@ class Processes:
                 except ProcessLookupError:
                     pass
                 process.wait()
-        self.running = []
 
 
 class Checks:

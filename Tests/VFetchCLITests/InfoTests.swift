@@ -84,21 +84,6 @@ import Testing
         return (try #require(fields["duration"]), try #require(fields["bit_rate"]))
     }
 
-    /// Top-level MP4 boxes read by hand (8-byte headers; 64-bit sizes when the size is 1).
-    func boxes(_ bytes: [UInt8]) -> [(type: String, range: Range<Int>)] {
-        var result: [(String, Range<Int>)] = []
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            var size = bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
-            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
-            if size == 1 { size = bytes[(offset + 8)..<(offset + 16)].reduce(0) { $0 << 8 | Int($1) } }
-            if size == 0 { size = bytes.count - offset }
-            result.append((type, offset..<(offset + size)))
-            offset += size
-        }
-        return result
-    }
-
     func json(_ text: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
@@ -108,7 +93,7 @@ import Testing
         try await withOrigin { origin, _ in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample)))
             origin.publish("/bbb.mp4", bytes)
-            let moov = try #require(boxes(bytes).first { $0.type == "moov" })
+            let moov = try #require(topLevelBoxes(bytes).first { $0.type == "moov" })
             #expect(moov.range.upperBound == bytes.count, "the sample keeps moov at the end")
             let run = try await vfetch(["info", origin.url("/bbb.mp4"), "--json"])
             #expect(run.status == 0, "stderr: \(run.standardError)")
@@ -156,7 +141,7 @@ import Testing
         let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
         try await withOrigin { origin, _ in
             var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            let moov = try #require(boxes(bytes).first { $0.type == "moov" })
+            let moov = try #require(topLevelBoxes(bytes).first { $0.type == "moov" })
             // A 5 MiB free box after the moov.
             let free = 5 << 20
             bytes += [UInt8(free >> 24), UInt8(free >> 16 & 0xFF), 0, 0] + Array("free".utf8)
@@ -194,7 +179,7 @@ import Testing
             let run = try await vfetch(["info", output, "--json"])
             #expect(run.status == 0, "stderr: \(run.standardError)")
             let report = try json(run.standardOutput)
-            let moov = try #require(boxes(bytes).first { $0.type == "moov" })
+            let moov = try #require(topLevelBoxes(bytes).first { $0.type == "moov" })
             #expect(report["needs"] as? [Int] == [moov.range.lowerBound, moov.range.upperBound])
             #expect(report["container"] as? String == "mp4")
             #expect(report["faststart"] as? Bool == false)
@@ -349,7 +334,7 @@ import Testing
             #expect(try sha256(file: directory + "/clip.mp4") == sha256(bytes))
             // At t=0, before the length is known, the head and the last 2 MiB (where the moov is) are
             // asked for side by side; the head's connection goes on, never asked for again.
-            let moov = try #require(boxes(bytes).first { $0.type == "moov" })
+            let moov = try #require(topLevelBoxes(bytes).first { $0.type == "moov" })
             #expect(moov.range.lowerBound >= bytes.count - (2 << 20))
             let ranges = origin.requests.compactMap { $0.header("range") }
             #expect(Set(ranges.prefix(2)) == ["bytes=0-", "bytes=-\(2 << 20)"], "ranges: \(ranges)")

@@ -64,11 +64,98 @@ struct ServeStreamTests {
             #expect(!playlist.standardOutput.contains(origin.url("/s/")))
             #expect(playlist.standardOutput.contains(server.base + "/stream?url="))
             // The segments (and init sections, keys) are cache entries; the playlists, fetched afresh, are not.
-            let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+            let entries = try await server.files()
             let urls = entries.compactMap { $0["url"] as? String }
             #expect(urls.count >= StreamFixture.duration / StreamFixture.segmentDuration || kind == .hlsByteRange)
             #expect(!urls.isEmpty && urls.allSatisfy { $0.hasPrefix(origin.url("/s/")) })
             #expect(!urls.contains { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }, "\(urls)")
+            // And they are one entry: the stream's, under the URL the player opened.
+            let listed = try await server.status()["entries"] as? [[String: Any]] ?? []
+            let streams = listed.filter { $0["kind"] as? String == "stream" }
+            #expect(streams.count == 1 && listed.count == 1, "\(listed.map { $0["url"] ?? "" })")
+            #expect(streams.first?["url"] as? String == origin.url("/s/" + fixture.entry))
+            let variants = streams.first?["variants"] as? [String] ?? []
+            #expect(variants.count == (kind == .hlsVariants ? StreamFixture.variantSizes.count : 1), "\(variants)")
+            #expect((streams.first?["variants_read"] as? [String] ?? []).contains(variants.first ?? "-"))
+        }
+    }
+
+    /// A stream played through serve is one entry in `vfetch cache ls`, its `--json` and `/status`: its
+    /// playlist's URL, its files cached of all, their bytes; plain files list as before, and `cache rm`
+    /// of the stream removes its files and kept playlist.
+    @Test func aStreamIsOneEntryInTheCacheListings() async throws {
+        let fixture = try await StreamFixture.shared(.hlsFragmented)
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter {
+            $0.hasSuffix(".m4s") || $0 == "init.mp4"
+        }
+        let sizes = try names.map { try #require(FileManager.default.attributesOfItem(atPath: fixture.path($0))[.size] as? Int) }
+        let total = sizes.reduce(0, +)
+        #expect(names.count == 4)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let film = randomBytes(300 << 10, seed: 19)
+            origin.publish("/film.mp4", film)
+            let playlist = origin.url("/s/index.m3u8")
+            let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
+            do {
+                let read = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/film.mp4"))])
+                #expect(read.status == 0)
+                let played = try await Self.frames(server.stream(playlist))
+                #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
+                var stream: [String: Any] = [:]
+                for _ in 0..<100 {
+                    let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+                    stream = entries.first { $0["kind"] as? String == "stream" } ?? [:]
+                    if stream["complete"] as? Bool == true { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(stream["url"] as? String == playlist)
+                #expect(stream["state"] as? String == "complete")
+                #expect(stream["segments"] as? Int == names.count && stream["segments_cached"] as? Int == names.count, "\(stream)")
+                #expect(stream["bytes_cached"] as? Int == total)
+                #expect(stream["variants"] as? [String] == [playlist] && stream["variants_read"] as? [String] == [playlist])
+                let parts = stream["parts"] as? [[String: Any]] ?? []
+                #expect(Set(parts.compactMap { $0["url"] as? String }) == Set(names.map { origin.url("/s/" + $0) }))
+                let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+                #expect(entries.count == 2)
+                #expect(entries.contains { $0["url"] as? String == origin.url("/film.mp4") && $0["complete"] as? Bool == true })
+            } catch {
+                await server.crash()
+                throw error
+            }
+            #expect(await server.stop() == 0)
+
+            let cache = ["--cache-dir", server.cacheDirectory]
+            let table = try await vfetch(["cache", "ls"] + cache)
+            #expect(table.status == 0)
+            let lines = table.standardOutput.split(separator: "\n").map(String.init)
+            #expect(lines.count == 3, "a header, the film, the stream: \(lines)")
+            let streamLine = try #require(lines.first { $0.hasSuffix(playlist) })
+            #expect(streamLine.contains("stream 4/4"), "\(streamLine)")
+            #expect(lines.contains { $0.contains("complete") && $0.hasSuffix(origin.url("/film.mp4")) })
+
+            let json = try await vfetch(["cache", "ls", "--json"] + cache)
+            let objects = try json.standardOutput.split(separator: "\n").map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(objects.count == 2)
+            let listed = try #require(objects.first { $0["kind"] as? String == "stream" })
+            #expect(listed["url"] as? String == playlist && listed["complete"] as? Bool == true)
+            #expect(listed["segments"] as? Int == 4 && listed["segments_cached"] as? Int == 4 && listed["bytes_cached"] as? Int == total)
+            #expect((listed["parts"] as? [[String: Any]])?.count == 4)
+            let file = try #require(objects.first { $0["kind"] as? String == "file" })
+            let fields = ["id", "url", "key", "length", "bytes_cached", "bytes_on_disk", "complete", "state", "error", "last_access"]
+            #expect(Set(file.keys).isSuperset(of: fields), "\(file.keys)")
+            #expect(file["length"] as? Int == film.count && file["state"] as? String == "complete")
+
+            // Removing the stream removes its files and its kept playlist; the film stays.
+            let id = try #require(listed["id"] as? String)
+            #expect(try await vfetch(["cache", "rm", id] + cache).status == 0)
+            let left = try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory)
+            #expect(!left.contains { $0.hasSuffix(".playlist") }, "\(left)")
+            #expect(left.filter { $0.hasSuffix(".part") }.count == 1, "\(left)")
+            let after = try await vfetch(["cache", "ls", "--json"] + cache)
+            #expect(after.standardOutput.split(separator: "\n").count == 1 && after.standardOutput.contains("film.mp4"))
         }
     }
 
@@ -114,7 +201,7 @@ struct ServeStreamTests {
             let played = try await Self.frames(server.stream(origin.url("/m/manifest.mpd")))
             #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
             #expect(played.checksums == source.checksums)
-            let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
+            let entries = try await server.files()
             let urls = entries.compactMap { $0["url"] as? String }
             #expect(urls.contains(origin.url("/media/v/init-stream0.m4s")), "\(urls)")
             #expect(urls.contains(origin.url("/media/a/init-stream1.m4s")), "\(urls)")
@@ -275,7 +362,7 @@ struct ServeStreamTests {
                         try FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + name)[.posixPermissions] as? Int
                     #expect(mode == 0o600, "\(name)")
                 }
-                let urls = (try await server.status()["entries"] as? [[String: Any]] ?? []).compactMap { $0["url"] as? String }
+                let urls = try await server.files().compactMap { $0["url"] as? String }
                 #expect(!urls.contains { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }, "\(urls)")
 
                 try await origin.shutdown()
@@ -376,6 +463,45 @@ struct ServeStreamTests {
             let later = try await run("/usr/bin/curl", ["-sf", "-m", "30", "-o", saved, segment(7)])
             #expect(later.status == 0, "\(later)\n\(log(server).suffix(2000))")
             #expect(FileManager.default.contents(atPath: saved) == Data(randomBytes(1 << 20, seed: 7)))
+        }
+    }
+
+    /// The segment a player waits for comes before those fetched ahead of it: the origin answers two
+    /// responses at once and each slowly, so the read-ahead (`--prefetch full`) and the segment the
+    /// player seeked to would compete for the same two places; the player's is whole before any part
+    /// of the others arrives, and they follow.
+    @Test func theSegmentAPlayerWaitsForComesBeforeThoseFetchedAhead() async throws {
+        try await withServer { origin, server in
+            var configuration = OriginConfiguration()
+            configuration.maxResponsesPerClient = 2
+            origin.configuration = configuration
+            var media = OriginBehavior()
+            media.contentType = "video/mp2t"
+            media.bytesPerSecond = 256 << 10
+            let count = 10
+            let size = 512 << 10
+            for index in 0..<count { origin.publish("/w/seg\(index).ts", randomBytes(size, seed: UInt64(100 + index)), behavior: media) }
+            let lines = (0..<count).map { "#EXTINF:2,\nseg\($0).ts\n" }.joined()
+            var type = OriginBehavior()
+            type.contentType = "application/vnd.apple.mpegurl"
+            origin.publish("/w/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/w/index.m3u8"))]).status == 0)
+            // A seek: the player's first read is segment 5.
+            let saved = server.cacheDirectory + "-seg5"
+            let seek = try await run("/usr/bin/curl", ["-sf", "-m", "60", "-o", saved, linked(server, origin.url("/w/seg5.ts"))])
+            #expect(seek.status == 0, "\(seek)\n\(log(server).suffix(2000))")
+            #expect(FileManager.default.contents(atPath: saved) == Data(randomBytes(size, seed: 105)))
+            for index in 6...8 {
+                let cached = try await server.waitForEntry(origin.url("/w/seg\(index).ts"), seconds: 30) { $0["complete"] as? Bool == true }
+                #expect(cached, "segment \(index) is fetched ahead")
+            }
+            // The order the origin finished its responses in: segment 5's last part before any of theirs.
+            let finished = origin.completedResponses
+            let whole = try #require(finished.lastIndex(of: "/w/seg5.ts"))
+            for index in 6...8 {
+                let first = finished.firstIndex(of: "/w/seg\(index).ts") ?? .max
+                #expect(whole < first, "segment 5 is whole before a part of \(index) arrives: \(finished)")
+            }
         }
     }
 

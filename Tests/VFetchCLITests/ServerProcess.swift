@@ -101,11 +101,17 @@ final class ServerProcess: Sendable {
         return try JSONSerialization.jsonObject(with: Data(answer.standardOutput.utf8)) as? [String: Any] ?? [:]
     }
 
-    /// Polls `/status` (every 0.1 s, at most `seconds`) until `condition` holds for the entry of `url`.
+    /// The file entries of `/status`: those listed alone and those inside a stream's entry.
+    func files() async throws -> [[String: Any]] {
+        let entries = try await status()["entries"] as? [[String: Any]] ?? []
+        return entries.flatMap { $0["kind"] as? String == "stream" ? $0["parts"] as? [[String: Any]] ?? [] : [$0] }
+    }
+
+    /// Polls `/status` (every 0.1 s, at most `seconds`) until `condition` holds for the file entry of `url`.
     func waitForEntry(_ url: String, seconds: Double = 30, _ condition: ([String: Any]) -> Bool) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            let entries = try await status()["entries"] as? [[String: Any]] ?? []
+            let entries = try await files()
             if let entry = entries.first(where: { $0["url"] as? String == url }), condition(entry) { return true }
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -160,3 +160,19 @@ func withSmallDisk(in directory: String, size: String, filler: Int = 0, _ body: 
     if filler > 0 { _ = FileManager.default.createFile(atPath: mount + "/filler", contents: Data(count: filler)) }
     try await body(mount)
 }
+
+/// Top-level MP4 boxes read by hand (8-byte headers; 64-bit sizes when the size is 1).
+func topLevelBoxes(_ bytes: [UInt8]) -> [(type: String, range: Range<Int>)] {
+    var result: [(String, Range<Int>)] = []
+    var offset = 0
+    while offset + 8 <= bytes.count {
+        var size = bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+        let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+        if size == 1 { size = bytes[(offset + 8)..<(offset + 16)].reduce(0) { $0 << 8 | Int($1) } }
+        if size == 0 { size = bytes.count - offset }
+        guard size >= 8 else { break }
+        result.append((type, offset..<(offset + size)))
+        offset += size
+    }
+    return result
+}

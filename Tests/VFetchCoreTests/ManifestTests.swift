@@ -563,4 +563,25 @@ import Testing
         noRanges.acceptsRanges = false
         #expect(saved.reasonToDiscard(for: noRanges, url: "http://h/a", trustLength: true)?.contains("ranges") == true)
     }
+
+    // MARK: - Which part a manifest speaks for
+
+    @Test func speaksOnlyForThePartItWasWrittenFor() {
+        let saved = Self.manifest()
+        #expect(saved.reasonNotToTrust(part: Self.part, size: saved.length) == nil)
+        let copy = PartIdentity(device: Self.part.device, inode: Self.part.inode + 1)
+        #expect(saved.reasonNotToTrust(part: copy, size: saved.length)?.contains("another file") == true)
+        let moved = PartIdentity(device: Self.part.device + 1, inode: Self.part.inode)
+        #expect(saved.reasonNotToTrust(part: moved, size: saved.length)?.contains("another file") == true)
+        #expect(
+            saved.reasonNotToTrust(part: Self.part, size: saved.length - 1)
+                == "the part is \(saved.length - 1) bytes and the manifest says \(saved.length)")
+    }
+
+    @Test func aVersion1ManifestNamesNoPartAndIsBelieved() throws {
+        let old = try Manifest(decoding: Self.sealed(Self.version1Line()))
+        #expect(old.part == nil)
+        #expect(old.reasonNotToTrust(part: Self.part, size: old.length) == nil)
+        #expect(old.reasonNotToTrust(part: Self.part, size: 0) != nil)
+    }
 }

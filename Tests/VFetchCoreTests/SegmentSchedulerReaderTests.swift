@@ -22,9 +22,9 @@ import Testing
         plan.playback?.positions = [40 * Self.mib + 100]
         #expect(plan.playbackWindows == [40 * Self.mib + 100..<44 * Self.mib + 100])
         var starts: [Int64] = []
-        for _ in 0..<4 { starts.append(try unwrap(plan.assign(now: 0)).range!.lowerBound) }
-        // Cut at the reader's block, then chunk by chunk through the window.
-        #expect(starts == [40, 41, 42, 43].map { $0 * Self.mib })
+        for _ in 0..<6 { starts.append(try unwrap(plan.assign(now: 0)).range!.lowerBound) }
+        // Cut at the reader's block, then block by block near the reader, each on its own connection.
+        #expect(starts == (0..<6).map { 40 * Self.mib + Int64($0) * (64 << 10) })
     }
 
     @Test func aSeekMovesTheWindowAndPreemptsWorkOutsideIt() throws {
@@ -32,8 +32,12 @@ import Testing
         let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
         plan.playback?.positions = [0]
         var window: [TransferID] = [probe]
-        for _ in 0..<3 { window.append(try unwrap(plan.assign(now: 0)).transfer) }
-        let background = try unwrap(plan.assign(now: 0))  // the rest of the file, split
+        var next = try unwrap(plan.assign(now: 0))
+        while next.range!.lowerBound < 4 * Self.mib {
+            window.append(next.transfer)
+            next = try unwrap(plan.assign(now: 0))
+        }
+        let background = next  // the rest of the file, split
         #expect(background.range!.lowerBound > 4 * Self.mib)
         #expect(plan.transferToPreempt == nil, "every chunk of the window has a transfer")
         // The reader seeks to 20 MiB: the window there has no transfer, so one outside it must go,
@@ -43,8 +47,8 @@ import Testing
         #expect(!window.contains(victim) || victim == window.last)
         plan.release(victim)
         _ = plan.transferEnded(victim, outcome: .stopped, now: 0.1)
-        let next = try unwrap(plan.assign(now: 0.1))
-        #expect(next.range!.lowerBound == 20 * Self.mib)
+        let atSeek = try unwrap(plan.assign(now: 0.1))
+        #expect(atSeek.range!.lowerBound == 20 * Self.mib)
     }
 
     @Test func windowsOnlyFetchesNothingBeyondTheReadersWindows() throws {
@@ -62,7 +66,11 @@ import Testing
         while let assignment = plan.assign(now: 0.2) { ranges.append(assignment.range!) }
         #expect(ranges.first?.lowerBound == 30 * Self.mib)
         #expect(ranges.map(\.upperBound).max() == 34 * Self.mib)
-        #expect(ranges.count == 4)
+        // The window whole, in chunks that grow from a block to at most 1 MiB (the last one cut by its end).
+        let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
+        #expect(zip(sorted, sorted.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+        #expect(zip(sorted, sorted.dropFirst()).dropLast().allSatisfy { $0.count <= $1.count })
+        #expect(sorted.first?.count == 64 << 10 && sorted.allSatisfy { $0.count <= Self.mib })
     }
 
     @Test func aBlockedReaderInAnIdleSegmentStartsAtItsOwnOffset() throws {

@@ -120,12 +120,40 @@ import Testing
         var plan = scheduler(total: 64 * Self.mib)
         plan.playback = SegmentScheduler.Playback(lookahead: 4 * Self.mib, chunk: Self.mib)
         _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
-        var starts: [Int64] = []
-        for _ in 0..<4 { starts.append(try unwrap(plan.assign(now: 0)).range!.lowerBound) }
-        // The probe has the first chunk; three more cover the 4 MiB window in order; then what is
-        // left of the file (3..64 MiB) is split in the middle.
-        #expect(Array(starts.prefix(3)) == [1, 2, 3].map { Int64($0) * Self.mib })
-        #expect(starts[3] == 3 * Self.mib + (61 * Self.mib / 2) / (64 << 10) * (64 << 10))
+        var ranges: [Range<Int64>] = []
+        while ranges.last.map({ $0.lowerBound < 4 * Self.mib }) ?? true {
+            ranges.append(try unwrap(plan.assign(now: 0)).range!)
+        }
+        // The probe has the first block; the rest of the 4 MiB window follows in order, each request a
+        // chunk of a quarter of its distance from the window's start (at least a block, at most 1 MiB);
+        // then the rest of the file, from where the last chunk ends.
+        let window = ranges.dropLast()
+        #expect(window.first?.lowerBound == 64 << 10)
+        for (chunk, next) in zip(window, ranges.dropFirst()) {
+            #expect(chunk.upperBound == next.lowerBound)
+            #expect(chunk.count == min(Self.mib, max(64 << 10, chunk.lowerBound / 4 / (64 << 10) * (64 << 10))))
+        }
+        #expect(ranges.last!.upperBound == 64 * Self.mib)
+    }
+
+    /// A player that opens a file where each connection delivers 32 KiB/s (a far CDN, a busy origin)
+    /// needs its first 512 KiB: chunked by distance they come over eight connections in 2 s, where
+    /// 1 MiB chunks would take 16 s on one.
+    @Test func theFirstWindowComesOverSeveralConnectionsAtOnce() throws {
+        var plan = scheduler(total: 64 * Self.mib)
+        plan.playback = SegmentScheduler.Playback(lookahead: 8 * Self.mib, chunk: Self.mib)
+        var running = [try unwrap(plan.adopt(requestedUpTo: nil, now: 0))]
+        let needed = 0..<512 * Int64(1 << 10)
+        var now = 0.0
+        while !plan.completed.gaps(in: needed).isEmpty, now < 60 {
+            while running.count < 32, let next = plan.assign(now: now) { running.append(next.transfer) }
+            now += 0.125
+            for id in running where plan.receive(id, count: 4 << 10, now: now).stop {
+                _ = plan.transferEnded(id, outcome: .finished, now: now)
+                running.removeAll { $0 == id }
+            }
+        }
+        #expect(now <= 2.0)
     }
 
     @Test func startSoonSplitsAtTheOffsetAndGoesFirst() throws {

@@ -1,0 +1,67 @@
+import Foundation
+import VFetchCore
+import VFetchStreams
+
+extension CacheDirectory {
+    /// Every kept playlist and manifest, read as `CachedStream.group` needs: the lists each names or
+    /// holds. One that cannot be read names nothing (its files list as files).
+    package func keptDocuments() -> [CachedStream.Document] {
+        let access = index.withLock { $0.entries.entries.mapValues(\.lastAccess) }
+        return keptPlaylists().compactMap { id in
+            let file = SideFiles(output: entryPath(id)).keptPlaylist
+            guard let bytes = try? FileSystem.contents(at: file), let kept = KeptPlaylist(decoding: bytes),
+                let final = URL(string: kept.facts.finalURL),
+                let catalog = try? StreamDocument.catalog(kept.body, url: final, contentType: kept.facts.contentType)
+            else { return nil }
+            var document = CachedStream.Document(
+                id: id, url: kept.facts.url, variants: [], bytesOnDisk: Self.diskUsage(file), lastAccess: access[id] ?? 0)
+            for track in catalog.tracks {
+                // A media playlist is its own one list; a master's lists are its media playlists; a manifest's, its Representations.
+                let name: String
+                switch track.segments {
+                case .playlist(let url): name = url.absoluteString
+                case .list, .indexed: name = catalog.format == .hls ? kept.facts.url : kept.facts.url + "#" + track.id
+                case .none: continue
+                }
+                if track.kind == .video || track.kind == .muxed {
+                    document.variants.append(name)
+                } else {
+                    document.renditions.append(name)
+                }
+                if let files = Self.files(of: track.segments) { document.files[name] = files }
+            }
+            return document
+        }
+    }
+
+    /// The files of a list a document holds, each once, in play order: segments, init sections, keys.
+    private static func files(of source: SegmentSource) -> [String]? {
+        var resources: [URL] = []
+        switch source {
+        case .list(let list):
+            for segment in list.segments {
+                if let initialization = segment.initialization { resources.append(initialization.url) }
+                if case .aes128(let key, _) = segment.encryption { resources.append(key) }
+                resources.append(segment.resource.url)
+            }
+        case .indexed(let url, let initialization, _):
+            resources = (initialization.map { [$0.url] } ?? []) + [url]
+        case .playlist, .none:
+            return nil
+        }
+        var files: [String] = []
+        var seen = Set<String>()
+        for url in resources.map(\.absoluteString) where seen.insert(url).inserted { files.append(url) }
+        return files
+    }
+
+    /// The streams among `entries` (`CachedStream.group`), from the playlists kept beside them.
+    package func streams(among entries: [EntryInfo]) -> [CachedStream] {
+        let files = entries.map {
+            CachedStream.File(
+                id: $0.id, url: $0.url, bytesCached: $0.bytesCached, bytesOnDisk: $0.bytesOnDisk, isComplete: $0.isComplete,
+                lastAccess: $0.lastAccess)
+        }
+        return CachedStream.group(documents: keptDocuments(), files: files)
+    }
+}
