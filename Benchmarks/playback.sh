@@ -1,42 +1,71 @@
 #!/usr/bin/env bash
-# Playback benchmark: a player (ffmpeg) straight from the origin against the
-# same player through `vfetch serve`.
+# Playback benchmark: what a viewer feels (time to first frame, seeks, stalls)
+# when a player reads the origin directly, through `vfetch serve`, or through
+# mpv's own cache.
 #
-# A 40 s, ~16 Mbit/s H.264+AAC MP4 with its `moov` at the END (made once with
-# ffmpeg, cached under Benchmarks/results/.cache/) is served by a local nginx
-# (Debian's package in its default configuration, nginx.conf.in) at 1 MiB/s
-# per connection (`limit_rate 1m`, keep-alive, byte ranges).  One connection
-# cannot keep up with the clip's bit rate, so a direct player stalls.  As
-# root nginx, the server and the players run in a throw-away network
-# namespace (no link cap); otherwise on the host loopback.
+# Two clips of one encode (40 s, ~16 Mbit/s H.264+AAC, 2 s GOPs, made once
+# with ffmpeg and cached under Benchmarks/results/.cache/): `moovend` (moov
+# after mdat) and `faststart` (the same streams remuxed with +faststart).  A
+# local nginx (Debian's package in its default configuration, nginx.conf.in)
+# serves them at 1 MiB/s (/play/, limit_rate 1m) and 100 KiB/s (/play100k/,
+# limit_rate 100k) per connection.  A cell is a clip at a rate.  As root
+# nginx, the servers and the players run in a throw-away network namespace
+# (no link cap); otherwise on the host loopback.
 #
-# Per rep, the two modes alternate (rep 1: direct first, rep 2: serve first, ...):
-#   full decode  ffmpeg -re -i URL -f null -      wall time; stall = wall - 40 s
-#                (-progress samples give the media-time-vs-wall-time timeline)
-#   TTFF         ffmpeg -i URL -frames:v 1 -f null -       from a cold start
-#   seek         ffmpeg -ss 30 -i URL -frames:v 1 -f null -
-# Direct: URL is the origin.  Serve: every measurement gets a fresh
-# `vfetch serve` with an empty cache dir; URL is
-# http://127.0.0.1:PORT/stream?url=<origin URL, percent-encoded>; for the seek
-# the server runs with `--prefetch none` and `ffprobe URL` (head + moov) runs
-# untimed first.  Once per run, the decoded video frames (ffmpeg framemd5)
-# through the server are compared with those of the local file; a mismatch
-# fails the run.  The same check of the origin (unthrottled) validates the check.
+# Modes:  direct  the player reads the origin
+#         serve   the player reads a fresh `vfetch serve` (empty cache dir)
+#                 per measurement: http://127.0.0.1:PORT/stream?url=<origin>
+#         cache   mpv's own cache (--cache=yes) on the origin
+# Players, and why:
+#   ffmpeg (direct, serve): the issue's figures.  TTFF = wall time of
+#     `ffmpeg -i URL -frames:v 1 -f null -` from a cold start; seek = wall
+#     time of `ffmpeg -ss P -i URL -frames:v 1 -f null -`, a cold process per
+#     point.  Direct, that includes reading head and moov; through serve the
+#     server runs with `--prefetch none` and an untimed `ffprobe URL` reads
+#     head and moov first, so each point is one the cache does not have yet.
+#   mpv 0.35 (all three): a real player at real speed, `--vo=null --ao=null`,
+#     direct with --cache=no.  Times come from mpv's log, whose clock starts
+#     with mpv (playback_mpv.lua marks, playback_mpv.py reads):
+#     TTFF = mpv's "first video frame after restart shown"; seek = from the
+#     seek command (absolute+exact), issued as soon as the previous frame is
+#     shown, to that line after it (a warm player seeking away from what it
+#     has).  Either player gives up on a seek after 12 s (at 100 KiB/s a
+#     single connection needs longer): such a seek counts as 12 s, a lower
+#     bound, and the report marks it.  Stalls = paused-for-cache after the
+#     first frame: count and time, over playing the clip, stopped at a cap (--play-cap; default 90 s at
+#     1 MiB/s, 25 s at 100 KiB/s, where a single connection cannot finish:
+#     the direct and cache figures there are then lower bounds, marked so).
+#     Stalls are mpv's only: `ffmpeg -re` catches up after a stall, so its
+#     wall time gives no count of stalls.
+# Five seek points drawn with a fixed seed (at least 4 s apart), the same
+# for every mode, cell and rep.  Per rep the cells run in turn and within a
+# cell the modes rotate (rep 1: direct serve cache, rep 2: serve cache
+# direct, ...), so a busy machine slows each alike; /proc/loadavg goes with
+# every row.  Once per run the decoded video frames (ffmpeg framemd5) through
+# the server are compared with the local file's, for both clips; a mismatch
+# fails the run (the unthrottled origin is checked too: the check of the
+# check).
 #
 # Usage: Benchmarks/playback.sh [options]
-#   --quick              1 rep (default 3)
-#   --reps N             repetitions per mode (default 3, quick 1)
-#   --no-serve           the direct mode only
+#   --quick              1 rep (default 5)
+#   --reps N             repetitions (default 5, quick 1)
+#   --cells LIST         comma-separated cells (default
+#                        moovend-1m,moovend-100k,faststart-1m,faststart-100k)
+#   --play-cap S         stop each play run after S s (default 90 or 25, above)
+#   --no-serve           without the serve mode
+#   --no-mpv             ffmpeg only (no cache mode, no stalls)
 #   --serve-args ARGS    extra arguments appended to `vfetch serve`
 #   --no-netns           force the host loopback
 #   -h, --help           this text
 #
 # vfetch is taken from $VFETCH, else <repo>/.build/release/vfetch; when it is
-# missing or has no `serve` command, the serve mode is reported as not available.
-# Results: Benchmarks/results/playback-<date>.md, .csv (raw runs), .summary.csv,
-# .timeline.csv (wall s vs media s of the -re runs), -timeline.png (with
-# matplotlib), .access.log (nginx) and .serve.log (the servers' output).  Needs: bash >= 5, nginx >= 1.17, ffmpeg + ffprobe, python3,
-# curl, coreutils; iproute2 (ip) for the namespace.
+# missing or has no `serve` command, the serve mode is reported as not
+# available.  Results: Benchmarks/results/playback-<date>.md, .csv (one row
+# per measurement), .runs.csv (each process's start and end, to read the
+# access log by), .summary.csv, .timeline.csv (mpv's media time against wall
+# time), -timeline.png (with matplotlib), .access.log (nginx) and .serve.log
+# (the servers' output).  Needs: bash >= 5, nginx >= 1.17, ffmpeg + ffprobe,
+# mpv, python3, curl, coreutils; iproute2 (ip) for the namespace.
 set -euo pipefail
 export LC_ALL=C
 
@@ -44,43 +73,69 @@ export LC_ALL=C
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CACHE_DIR="$RESULTS_DIR/.cache"
 REPORT_PY="$SCRIPT_DIR/playback_report.py"
+MPV_PY="$SCRIPT_DIR/playback_mpv.py"
+MPV_LUA="$SCRIPT_DIR/playback_mpv.lua"
+DEFAULT_REPS=5
 
 # ---------------------------------------------------------------- constants
 readonly CLIP_SECONDS=40
-readonly SEEK_TO=30
-# The clip: testsrc2 1280x720@30 and a sine tone; CBR 16 Mbit/s video (x264
-# filler NALs keep the rate up on this easy picture), 2 s GOPs (a key frame
-# at every even second, so also at the seek target), 128 kbit/s AAC; no
-# +faststart, so the moov box is written last.
+# The encode: testsrc2 1280x720@30 and a sine tone; CBR 16 Mbit/s video (x264
+# filler NALs keep the rate up on this easy picture), 2 s GOPs, 128 kbit/s
+# AAC; moov written last.  The faststart clip is this file remuxed.
 readonly CLIP_ARGS=(-f lavfi -i "testsrc2=size=1280x720:rate=30" -f lavfi -i "sine=frequency=440:sample_rate=48000"
     -t "$CLIP_SECONDS" -map 0:v -map 1:a
     -c:v libx264 -preset veryfast -pix_fmt yuv420p -g 60 -keyint_min 60 -sc_threshold 0
     -b:v 16M -minrate 16M -maxrate 16M -bufsize 8M -x264-params nal-hrd=cbr
     -c:a aac -b:a 128k -movflags -faststart)
-readonly ORIGIN_RATE="1 MiB/s"      # limit_rate 1m in /play/ (nginx.conf.in)
-readonly T_SHORT=60                 # limit for a TTFF, seek or ffprobe run (s)
-readonly T_PLAY=$((CLIP_SECONDS * 5))   # limit for a -re run and a framemd5 pass (s)
-readonly T_SERVE=$((T_PLAY + 60))   # limit for one server's whole life (s)
+readonly FASTSTART_ARGS=(-map 0 -c copy -movflags +faststart)
+readonly ALL_CELLS="moovend-1m,moovend-100k,faststart-1m,faststart-100k"
+declare -rA RATE_PATH=([1m]=/play/ [100k]=/play100k/)   # nginx.conf.in's locations
+declare -rA RATE_NAME=([1m]="1 MiB/s" [100k]="100 KiB/s")
+declare -rA RATE_CAP=([1m]=90 [100k]=25)                 # default --play-cap per rate
+readonly SEEK_CAP=12                # give up on one seek after this long (s): a lower bound then
+readonly SEEK_SEED=17 SEEK_COUNT=5
+readonly T_SHORT=60                 # limit for an ffmpeg TTFF, seek or ffprobe run (s)
+readonly T_SEEKS=$((20 + (SEEK_COUNT + 1) * SEEK_CAP))   # limit for an mpv seek run (s)
+readonly T_DECODE=$((CLIP_SECONDS * 5))   # limit for a framemd5 pass (s)
 readonly SERVE_READY_S=10           # wait for /status at most this long
 
 # ---------------------------------------------------------------- options
 WANT_SERVE=1
+WANT_MPV=1
 SERVE_ARGS=""
+CELLS=$ALL_CELLS
+PLAY_CAP=""
 while (($#)); do
     common_option "$@"   # --quick, --reps, --no-netns, --help
     if ((NARGS)); then shift "$NARGS"; continue; fi
     case "$1" in
         --no-serve) WANT_SERVE=0 ;;
+        --no-mpv) WANT_MPV=0 ;;
         --serve-args) SERVE_ARGS=${2?--serve-args needs a value}; shift ;;
         --serve-args=*) SERVE_ARGS=${1#*=} ;;
+        --cells) CELLS=${2?--cells needs a value}; shift ;;
+        --cells=*) CELLS=${1#*=} ;;
+        --play-cap) PLAY_CAP=${2?--play-cap needs a value}; shift ;;
+        --play-cap=*) PLAY_CAP=${1#*=} ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
     shift
 done
 check_common_options
+IFS=, read -r -a CELL_LIST <<<"$CELLS"
+for cell in "${CELL_LIST[@]}"; do
+    [[ ,$ALL_CELLS, == *",$cell,"* ]] || die "unknown cell '$cell' (cells: $ALL_CELLS)"
+done
+[[ -z $PLAY_CAP || $PLAY_CAP =~ ^[0-9]+$ ]] || die "--play-cap must be whole seconds"
+clip_of() { echo "${1%-*}"; }
+rate_of() { echo "${1##*-}"; }
+cap_of() { echo "${PLAY_CAP:-${RATE_CAP[$(rate_of "$1")]}}"; }
 
 find_nginx
 for c in ffmpeg ffprobe python3 curl timeout; do command -v "$c" >/dev/null || die "$c not found"; done
+if ((WANT_MPV)) && ! command -v mpv >/dev/null; then
+    die "mpv not found (scripts/install-deps.sh bench, or apt-get install mpv; --no-mpv to go without)"
+fi
 
 NOTES=()
 SERVE=0
@@ -99,7 +154,7 @@ else
         if [[ $serve_help == *--prefetch* ]]; then
             PREFETCH_NONE=(--prefetch none)
         else
-            NOTES+=("vfetch serve has no --prefetch option: the seek runs use its default prefetching")
+            NOTES+=("vfetch serve has no --prefetch option: the ffmpeg seek runs use its default prefetching")
         fi
     fi
 fi
@@ -107,31 +162,36 @@ if ((!SERVE)); then
     log "NOTE: serve mode not available: $SERVE_WHY"
     NOTES+=("serve mode not available: $SERVE_WHY")
 fi
+MODES=(direct)
+((SERVE)) && MODES+=(serve)
+((WANT_MPV)) && MODES+=(cache)
 
 # ---------------------------------------------------------------- temp space
-make_tmp vfplay $((400 * 1048576))   # clip copy + one cache (~80 MB each) + slack
+make_tmp vfplay $((600 * 1048576))   # two clips + one cache (~80 MB each) + slack
 
-# ---------------------------------------------------------------- the clip (cached)
+# ---------------------------------------------------------------- the clips (cached)
 mkdir -p "$CACHE_DIR"
 CLIP_KEY=$(printf '%s\n' "${CLIP_ARGS[@]}" "$(ffmpeg -version 2>/dev/null | head -n 1)" | sha256sum | cut -c1-12)
 CLIP="$CACHE_DIR/playback-clip-$CLIP_KEY.mp4"
-clip_ok() {  # the cached clip is whole: 40 s long, moov last
-    [[ -s $CLIP ]] || return 1
-    local d; d=$(timeout 30 ffprobe -v error -show_entries format=duration -of csv=p=0 "$CLIP" 2>/dev/null) || return 1
+FAST_CLIP="$CACHE_DIR/playback-clip-$CLIP_KEY-faststart.mp4"
+clip_ok() {  # path: the cached clip is whole, 40 s long
+    [[ -s $1 ]] || return 1
+    local d; d=$(timeout 30 ffprobe -v error -show_entries format=duration -of csv=p=0 "$1" 2>/dev/null) || return 1
     awk -v d="$d" -v want="$CLIP_SECONDS" 'BEGIN {exit !(d + 0 > want - 0.5 && d + 0 < want + 0.5)}'
 }
-if clip_ok; then
-    log "clip: ${CLIP#"$REPO_ROOT"/} (cached)"
-else
-    log "clip: encoding ${CLIP#"$REPO_ROOT"/} (${CLIP_SECONDS} s, 16 Mbit/s; ~20 s of CPU) ..."
-    timeout -k 5 900 ffmpeg -hide_banner -nostdin -loglevel error -y "${CLIP_ARGS[@]}" -f mp4 "$CLIP.tmp" </dev/null \
-        || { rm -f -- "$CLIP.tmp"; die "ffmpeg could not make the clip"; }
-    mv -f -- "$CLIP.tmp" "$CLIP"
-    clip_ok || die "the new clip does not probe as ${CLIP_SECONDS} s"
-fi
-CLIP_BYTES=$(stat -c %s "$CLIP")
-# where moov starts (top-level boxes), to show in the report that it is last
-MOOV_AT=$(python3 - "$CLIP" <<'EOF'
+make_clip() {  # path ffmpeg-args...: made once, kept in the cache
+    local out=$1; shift
+    if clip_ok "$out"; then log "clip: ${out#"$REPO_ROOT"/} (cached)"; return; fi
+    log "clip: making ${out#"$REPO_ROOT"/} ..."
+    timeout -k 5 900 ffmpeg -hide_banner -nostdin -loglevel error -y "$@" -f mp4 "$out.tmp" </dev/null \
+        || { rm -f -- "$out.tmp"; die "ffmpeg could not make $out"; }
+    mv -f -- "$out.tmp" "$out"
+    clip_ok "$out" || die "the new clip $out does not probe as ${CLIP_SECONDS} s"
+}
+make_clip "$CLIP" "${CLIP_ARGS[@]}"
+make_clip "$FAST_CLIP" -i "$CLIP" "${FASTSTART_ARGS[@]}"
+top_boxes() {  # path -> "moov_offset box box ...": the top-level boxes up to moov
+    python3 - "$1" <<'EOF'
 import struct, sys
 f = open(sys.argv[1], "rb"); n = f.seek(0, 2); off = 0; order = []
 while off + 8 <= n:
@@ -142,68 +202,69 @@ while off + 8 <= n:
     if kind == b"moov": print(off, " ".join(order)); break
     off += size
 EOF
+}
+declare -A CLIP_BYTES MOOV_AT BOXES
+for name in moovend faststart; do
+    src=$CLIP; [[ $name == faststart ]] && src=$FAST_CLIP
+    cp -- "$src" "$WWW/$name.mp4"
+    chmod 0644 "$WWW/$name.mp4"
+    CLIP_BYTES[$name]=$(stat -c %s "$src")
+    read -r MOOV_AT[$name] BOXES[$name] < <(top_boxes "$src") || die "no moov box in $src"
+    log "  $name: $((CLIP_BYTES[$name] / 1048576)) MiB, boxes: ${BOXES[$name]} (moov at byte ${MOOV_AT[$name]})"
+done
+((MOOV_AT[moovend] > CLIP_BYTES[moovend] / 2)) || die "the moovend clip's moov is not at the end"
+((MOOV_AT[faststart] < 1048576)) || die "the faststart clip's moov is not at the start"
+
+# The seek points: SEEK_COUNT media seconds in [2, CLIP_SECONDS - 2], at least 4 s apart, in the
+# order drawn.
+read -r -a SEEK_POINTS < <(python3 - "$SEEK_SEED" "$SEEK_COUNT" "$CLIP_SECONDS" <<'EOF'
+import random, sys
+rnd, n, dur = random.Random(int(sys.argv[1])), int(sys.argv[2]), float(sys.argv[3])
+pts = []
+while len(pts) < n:
+    p = round(rnd.uniform(2, dur - 2), 1)
+    if all(abs(p - q) >= 4 for q in pts): pts.append(p)
+print(" ".join(f"{p:g}" for p in pts))
+EOF
 )
-[[ -n $MOOV_AT ]] || die "no moov box in $CLIP"
-read -r moov_off _ <<<"$MOOV_AT"
-((moov_off > CLIP_BYTES / 2)) || die "the clip's moov is not at the end (offset $moov_off)"
-cp -- "$CLIP" "$WWW/clip.mp4"
-chmod 0644 "$WWW/clip.mp4"
-log "  $((CLIP_BYTES / 1048576)) MiB, $(awk -v b="$CLIP_BYTES" -v s="$CLIP_SECONDS" 'BEGIN {printf "%.2f", b * 8 / s / 1e6}') Mbit/s, boxes: ${MOOV_AT#* } (moov at byte $moov_off)"
 
 # ---------------------------------------------------------------- network namespace
 setup_netns vfplay ip
 note_loopback
 PORT=$(free_port 18080)
 ORIGIN="http://127.0.0.1:$PORT"
-CLIP_URL="$ORIGIN/play/clip.mp4"
-FAST_URL="$ORIGIN/fast/clip.mp4"   # the same file without a rate limit (the check of the check)
+origin_url() { echo "$ORIGIN${RATE_PATH[$(rate_of "$1")]}$(clip_of "$1").mp4"; }   # cell -> URL
 
 # ---------------------------------------------------------------- nginx
 start_nginx "$PORT"
-got=$(inns curl -sf -r 0-7 -o /dev/null -w '%{http_code} %{content_type}' "$CLIP_URL") || die "nginx does not serve $CLIP_URL"
-[[ $got == "206 video/mp4" ]] || die "nginx answered a range request for the clip with '$got', not '206 video/mp4'"
+for cell in "${CELL_LIST[@]}"; do
+    got=$(inns curl -sf -r 0-7 -o /dev/null -w '%{http_code} %{content_type}' "$(origin_url "$cell")") \
+        || die "nginx does not serve $(origin_url "$cell")"
+    [[ $got == "206 video/mp4" ]] || die "nginx answered a range request for $cell with '$got', not '206 video/mp4'"
+done
 
 # ---------------------------------------------------------------- measurement
-# Runs "$@" in the namespace under timeout (run_timed: sets R_RC, R_T0, R_T1,
-# R_WALL).  With a samples file, stdout (ffmpeg -progress) goes through a
-# reader that stamps each out_time_us with the wall clock: "epoch_s,out_time_us"
-# lines.
-stamp_progress() {
-    local k v
-    while IFS='=' read -r k v; do
-        [[ $k == out_time_us ]] && printf '%s,%s\n' "$EPOCHREALTIME" "$v"
-    done
-    return 0
+measure() {  # timeout_s logfile cmd...: run_timed in the namespace; stdout and stderr to logfile
+    local tmo=$1 logf=$2; shift 2
+    run_timed "${INNS[@]}" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
 }
-stamped() (  # samples cmd...: cmd's stdout through stamp_progress into samples; cmd's exit status
-    set +o pipefail
-    samples=$1; shift
-    "$@" | stamp_progress >"$samples"
-    exit "${PIPESTATUS[0]}"
-)
-measure() {  # timeout_s logfile samples(or "") cmd...
-    local tmo=$1 logf=$2 samples=$3; shift 3
-    if [[ -n $samples ]]; then
-        run_timed stamped "$samples" "${INNS[@]}" timeout -k 5 "$tmo" "$@" 2>"$logf" </dev/null
-    else
-        run_timed "${INNS[@]}" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
-    fi
-}
+load1() { cut -d' ' -f1 /proc/loadavg; }
 
 # `vfetch serve` with a fresh, empty cache dir.  Sets SERVER_PID, SERVER_PORT,
 # SERVER_LOG; returns 1 when it does not answer /status within SERVE_READY_S.
 SERVER_N=0
-start_server() {  # extra serve args...
+start_server() {  # life_s label extra-serve-args...
+    local life=$1 label=$2; shift 2
     SERVER_N=$((SERVER_N + 1))
     local cache="$TMP/cache-$SERVER_N" i extra=()
     [[ -n $SERVE_ARGS ]] && read -r -a extra <<<"$SERVE_ARGS"
     rm -rf -- "$cache"; mkdir -p "$cache"
-    SERVER_PORT=$(free_port $((18090 + SERVER_N)))  # a new port each time: no TIME_WAIT clash
+    SERVER_PORT=$(free_port $((18090 + SERVER_N % 1000)))  # a new port each time: no TIME_WAIT clash
     SERVER_LOG="$TMP/serve-$SERVER_N.log"
     # timeout (which forwards SIGINT to vfetch) also gives vfetch a default
     # SIGINT disposition, which a background job of a script does not have
-    echo "==> vfetch serve #$SERVER_N: --port $SERVER_PORT --cache-dir EMPTY_DIR $* ${extra[*]}" >"$SERVER_LOG"
-    "${INNS[@]}" timeout -k 5 "$T_SERVE" "$VFETCH_BIN" serve --port "$SERVER_PORT" --cache-dir "$cache" \
+    echo "==> vfetch serve #$SERVER_N ($label, from $EPOCHREALTIME): --port $SERVER_PORT --cache-dir EMPTY_DIR $* ${extra[*]}" >"$SERVER_LOG"
+    "${INNS[@]}" timeout -k 5 "$life" "$VFETCH_BIN" serve --port "$SERVER_PORT" --cache-dir "$cache" \
         "$@" "${extra[@]}" >>"$SERVER_LOG" 2>&1 </dev/null &
     SERVER_PID=$!
     for ((i = 0; i < SERVE_READY_S * 10; i++)); do
@@ -230,188 +291,249 @@ stop_server() {  # SIGINT, up to 5 s, then SIGKILL; removes its cache dir
     rm -rf -- "$TMP/cache-$SERVER_N"
     cat -- "$SERVER_LOG" >>"$SERVE_LOGS" 2>/dev/null || true   # every server's output, for the record
 }
-stream_url() {  # the player URL through the running server
+stream_url() {  # origin URL -> the player URL through the running server
     printf 'http://127.0.0.1:%s/stream?url=%s' "$SERVER_PORT" \
-        "$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$CLIP_URL")"
+        "$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")"
 }
 
-readonly FF=(ffmpeg -hide_banner -nostdin -loglevel warning)
+# One process's record in .runs.csv, and a row per measurement in .csv:
+# cell,mode,player,rep,measure,point,status,value,load1
 RUN_N=0
-record() {  # mode rep measure  (after measure)
+next_log() { RUN_N=$((RUN_N + 1)); LAST_LOG="$TMP/run-$RUN_N.log"; }
+run_record() {  # cell mode player rep what (after measure)
+    echo "$RUN_N,$1,$2,$3,$4,$5,$R_RC,$R_T0,$R_T1" >>"$RUNS"
+}
+row() {  # cell mode player rep measure point status value
+    local IFS=,
+    echo "$*,$LOAD1" >>"$CSV"
+    [[ $7 == ok || $7 == capped ]] || FAILED=$((FAILED + 1))
+}
+show_since() {  # csv_line: the rows after that line, short, for the console
+    awk -F, -v from="$1" 'NR > from && $5 != "probe" {
+            s = s sprintf("%s%s=%s%s ", $5, ($6 != "" ? "@" $6 : ""), $8, ($7 == "ok" ? "" : "(" $7 ")"))
+        } END {print s}' "$CSV" | fold -s -w 150 | sed 's/^/      /' >&2
+}
+show_failure() { sed -n '1,5s/^/      | /p' "$LAST_LOG" >&2; }
+
+readonly FF=(ffmpeg -hide_banner -nostdin -loglevel warning)
+ffmpeg_run() {  # cell mode rep measure point url: one timed cold ffmpeg, one row
+    local cell=$1 mode=$2 rep=$3 what=$4 point=$5 url=$6 ss=() tmo=$T_SHORT
+    [[ -n $point ]] && { ss=(-ss "$point"); tmo=$SEEK_CAP; }
+    next_log
+    measure "$tmo" "$LAST_LOG" "${FF[@]}" "${ss[@]}" -i "$url" -frames:v 1 -f null -
+    run_record "$cell" "$mode" ffmpeg "$rep" "$what"
     local status; status=$(status_of "$R_RC")
-    echo "$1,$2,$3,$R_RC,$status,$R_WALL,$R_T0,$R_T1" >>"$CSV"
-    printf '   rep %d/%d  %-6s %-11s %8.3f s  %s\n' "$2" "$REPS" "$1" "$3" "$R_WALL" "$status" >&2
-    if [[ $status != ok ]]; then
-        FAILED=$((FAILED + 1))
-        sed -n '1,5s/^/      | /p' "$LAST_LOG" >&2
-    fi
+    # a seek stopped at the cap took at least that long
+    [[ -n $point && $status == timeout ]] && status=capped
+    row "$cell" "$mode" ffmpeg "$rep" "$what" "$point" "$status" "$R_WALL"
+    [[ $status == ok || $status == capped ]] || show_failure
 }
-player() {  # mode rep measure url: one timed player run
-    local mode=$1 rep=$2 what=$3 url=$4 samples=""
-    RUN_N=$((RUN_N + 1))
-    LAST_LOG="$TMP/run-$RUN_N.log"
-    case $what in
-        ttff) measure "$T_SHORT" "$LAST_LOG" "" "${FF[@]}" -i "$url" -frames:v 1 -f null - ;;
-        seek) measure "$T_SHORT" "$LAST_LOG" "" "${FF[@]}" -ss "$SEEK_TO" -i "$url" -frames:v 1 -f null - ;;
-        play)
-            samples="$TMP/samples-$RUN_N.csv"
-            measure "$T_PLAY" "$LAST_LOG" "$samples" "${FF[@]}" -nostats -stats_period 0.5 -progress pipe:1 \
-                -re -i "$url" -f null -
-            # wall s since the start, media s
-            awk -F, -v t0="$R_T0" -v m="$mode" -v r="$rep" \
-                '$2 ~ /^[0-9]+$/ {printf "%s,%d,%.3f,%.3f\n", m, r, $1 - t0, $2 / 1e6}' "$samples" >>"$TIMELINE"
-            ;;
-    esac
-    record "$mode" "$rep" "$what"
-}
-serve_player() {  # rep measure: a fresh server, one timed player run, stop
-    local rep=$1 what=$2 url
-    if [[ $what == seek ]]; then
-        start_server "${PREFETCH_NONE[@]}" || { serve_failed "$rep" "$what"; return; }
-        url=$(stream_url)
-        # untimed: the head and the moov into the cache
-        RUN_N=$((RUN_N + 1))
-        LAST_LOG="$TMP/run-$RUN_N.log"
-        measure "$T_SHORT" "$LAST_LOG" "" ffprobe -v error -show_entries format=duration -of csv=p=0 "$url"
-        record serve "$rep" probe
+ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
+    local cell=$1 mode=$2 rep=$3 url p mark
+    url=$(origin_url "$cell")
+    mark=$(wc -l <"$CSV")
+    log "   $cell $mode: ffmpeg ttff, seeks"
+    if [[ $mode == serve ]]; then
+        start_server "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff; return; }
+        ffmpeg_run "$cell" serve "$rep" ttff "" "$(stream_url "$url")"
+        stop_server
+        start_server $((T_SHORT * 3)) "$cell ffmpeg seek rep $rep" "${PREFETCH_NONE[@]}" \
+            || { server_failed "$cell" ffmpeg "$rep" seek; return; }
+        url=$(stream_url "$url")
+        # untimed: head and moov into the cache
+        next_log
+        measure "$T_SHORT" "$LAST_LOG" ffprobe -v error -show_entries format=duration -of csv=p=0 "$url"
+        run_record "$cell" serve ffmpeg "$rep" probe
+        row "$cell" serve ffmpeg "$rep" probe "" "$(status_of "$R_RC")" "$R_WALL"
     else
-        start_server || { serve_failed "$rep" "$what"; return; }
-        url=$(stream_url)
+        ffmpeg_run "$cell" direct "$rep" ttff "" "$url"
     fi
-    player serve "$rep" "$what" "$url"
+    for p in "${SEEK_POINTS[@]}"; do ffmpeg_run "$cell" "$mode" "$rep" seek "$p" "$url"; done
     stop_server
+    show_since "$mark"
 }
-serve_failed() {  # rep measure
-    echo "serve,$1,$2,,server_failed,nan,$EPOCHREALTIME,$EPOCHREALTIME" >>"$CSV"
-    FAILED=$((FAILED + 1))
+
+readonly MPV=(mpv --no-config --vo=null --ao=null --really-quiet --ytdl=no --osc=no --load-stats-overlay=no
+    --load-osd-console=no --load-auto-profiles=no --input-default-bindings=no)
+mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server for serve)
+    local cell=$1 mode=$2 rep=$3 what=$4 url cache=no cap tmo opts mark bad
+    mark=$(wc -l <"$CSV")
+    log "   $cell $mode: mpv $what"
+    url=$(origin_url "$cell")
+    cap=$(cap_of "$cell")
+    if [[ $what == play ]]; then
+        opts="pb-mode=play,pb-cap=$cap"; tmo=$((cap + 15))
+    else
+        opts="pb-mode=seek,pb-cap=$((T_SEEKS - 15)),pb-seek-cap=$SEEK_CAP,pb-seeks=$(IFS=:; echo "${SEEK_POINTS[*]}")"
+        tmo=$T_SEEKS
+    fi
+    case $mode in
+        serve) start_server $((tmo + 10)) "$cell mpv $what rep $rep" || { server_failed "$cell" mpv "$rep" "$what"; return; }
+               url=$(stream_url "$url") ;;
+        cache) cache=yes ;;
+    esac
+    next_log
+    local mlog="$TMP/mpv-$RUN_N.log"
+    measure "$tmo" "$LAST_LOG" "${MPV[@]}" --cache="$cache" --log-file="$mlog" --script="$MPV_LUA" \
+        --script-opts="$opts" "$url"
+    run_record "$cell" "$mode" mpv "$rep" "$what"
+    stop_server
+    python3 "$MPV_PY" "$mlog" --what "$what" --row "$cell,$mode,mpv,$rep" --load1 "$LOAD1" --seek-cap "$SEEK_CAP" \
+        --timeline "$TIMELINE" >>"$CSV"
+    ((R_RC == 0)) || { FAILED=$((FAILED + 1)); show_failure; }
+    bad=$(awk -F, -v from="$mark" 'NR > from && $7 != "ok" && $7 != "capped"' "$CSV" | wc -l)
+    if ((bad)); then
+        FAILED=$((FAILED + bad))
+        { grep "\]\[e\]\|pb end" "$mlog" || true; } | sed -n '1,3s/^/      | /p' >&2
+    fi
+    show_since "$mark"
+}
+server_failed() {  # cell player rep what
+    row "$1" serve "$2" "$3" "$4" "" server_failed nan
 }
 
 # framemd5 of the video frames (comments stripped) -> file; sets R_RC
 framemd5() {  # url_or_path outfile
-    RUN_N=$((RUN_N + 1))
-    LAST_LOG="$TMP/run-$RUN_N.log"
-    measure "$T_PLAY" "$TMP/md5-$RUN_N.out" "" ffmpeg -hide_banner -nostdin -loglevel error -i "$1" -map 0:v -f framemd5 -
+    next_log
+    measure "$T_DECODE" "$TMP/md5-$RUN_N.out" ffmpeg -hide_banner -nostdin -loglevel error -i "$1" -map 0:v -f framemd5 -
     grep -v '^#' "$TMP/md5-$RUN_N.out" >"$2" || true
     cp -- "$TMP/md5-$RUN_N.out" "$LAST_LOG"
 }
 FRAMES=""
-frames_check() {  # label url: sets FRAMES to yes, NO or failed (not in $(...): the run must stay killable)
-    local out="$TMP/frames-$1.md5"
+frames_check() {  # label url reference: sets FRAMES to yes, NO or failed (not in $(...): the run must stay killable)
+    local out="$TMP/frames-$1.md5" ref=$3
     framemd5 "$2" "$out"
     if ((R_RC != 0)); then
         log "   frames via $1: ffmpeg failed ($(status_of "$R_RC")):"
         { grep -v '^[0-9]' "$LAST_LOG" || true; } | sed -n '1,5s/^/      | /p' >&2
         FRAMES=failed
-    elif cmp -s "$out" "$TMP/frames-local.md5"; then
+    elif cmp -s "$out" "$ref"; then
         log "   frames via $1: $(wc -l <"$out") frames, identical to the local file's"
         FRAMES=yes
     else
-        log "   frames via $1: $(wc -l <"$out") frames, NOT identical to the local file's ($(wc -l <"$TMP/frames-local.md5") frames)"
-        diff "$TMP/frames-local.md5" "$out" | sed -n '1,6s/^/      | /p' >&2
+        log "   frames via $1: $(wc -l <"$out") frames, NOT identical to the local file's ($(wc -l <"$ref") frames)"
+        diff "$ref" "$out" | sed -n '1,6s/^/      | /p' >&2
         FRAMES=NO
     fi
 }
 
 # wrapper overhead (ip netns exec + timeout starting /bin/true)
-measure_wrapper measure 5 /dev/null ""
+measure_wrapper measure 5 /dev/null
 
 # ---------------------------------------------------------------- metadata
 STAMP=$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RESULTS_DIR"
 CSV="$RESULTS_DIR/playback-$STAMP.csv"
+RUNS="$RESULTS_DIR/playback-$STAMP.runs.csv"
 TIMELINE="$RESULTS_DIR/playback-$STAMP.timeline.csv"
 SUMMARY="$RESULTS_DIR/playback-$STAMP.summary.csv"
 MD="$RESULTS_DIR/playback-$STAMP.md"
 PNG="$RESULTS_DIR/playback-$STAMP-timeline.png"
 SERVE_LOGS="$RESULTS_DIR/playback-$STAMP.serve.log"
-RESULT_FILES=("$CSV" "$TIMELINE" "$SERVE_LOGS")
+RESULT_FILES=("$CSV" "$RUNS" "$TIMELINE" "$SERVE_LOGS")
 
 meta_common
 meta version ffmpeg "$(ver ffmpeg -version)"
+((WANT_MPV)) && meta version mpv "$(ver mpv --version)"
 if [[ -x $VFETCH_BIN ]]; then
     meta version vfetch "${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
 fi
-meta clip "$CLIP_SECONDS" "$CLIP_BYTES" "${MOOV_AT#* }" "$moov_off" "ffmpeg $(printf '%q ' "${CLIP_ARGS[@]}")OUT.mp4"
-meta origin "$ORIGIN_RATE" "$CLIP_URL"
-meta seek_to "$SEEK_TO"
+meta clip_seconds "$CLIP_SECONDS"
+meta clip_cmd "ffmpeg $(printf '%q ' "${CLIP_ARGS[@]}")moovend.mp4; ffmpeg -i moovend.mp4 ${FASTSTART_ARGS[*]} faststart.mp4"
+for name in moovend faststart; do meta clip "$name" "${CLIP_BYTES[$name]}" "${BOXES[$name]}" "${MOOV_AT[$name]}"; done
+for cell in "${CELL_LIST[@]}"; do
+    meta cell "$cell" "$(clip_of "$cell")" "${RATE_NAME[$(rate_of "$cell")]}" "$(origin_url "$cell")" "$(cap_of "$cell")"
+done
+meta modes "${MODES[@]}"
+meta seek_points "${SEEK_POINTS[*]}" "$SEEK_SEED" "$SEEK_CAP"
 meta wrapper_ms "$WRAP_MS"
+meta nice "$(nice)"
 meta serve "$SERVE" "$SERVE_WHY"
 ((SERVE)) && meta serve_cmd "vfetch serve --port PORT --cache-dir EMPTY_DIR $SERVE_ARGS" "${PREFETCH_NONE[*]}"
-meta cmd play "$(printf '%q ' "${FF[@]}")-nostats -stats_period 0.5 -progress pipe:1 -re -i URL -f null -"
-meta cmd ttff "$(printf '%q ' "${FF[@]}")-i URL -frames:v 1 -f null -"
-meta cmd seek "$(printf '%q ' "${FF[@]}")-ss $SEEK_TO -i URL -frames:v 1 -f null -"
-meta cmd probe "ffprobe -v error -show_entries format=duration -of csv=p=0 URL"
+meta cmd "ffmpeg ttff" "$(printf '%q ' "${FF[@]}")-i URL -frames:v 1 -f null -"
+meta cmd "ffmpeg seek" "$(printf '%q ' "${FF[@]}")-ss POINT -i URL -frames:v 1 -f null -"
+meta cmd "ffmpeg probe" "ffprobe -v error -show_entries format=duration -of csv=p=0 URL   (serve, before the seeks)"
+meta cmd "mpv" "$(printf '%q ' "${MPV[@]}")--cache=no|yes --log-file=LOG --script=playback_mpv.lua --script-opts=pb-mode=play|seek,... URL"
 meta cmd frames "ffmpeg -i URL -map 0:v -f framemd5 -"
-meta cmd info "vfetch info URL --json   (URL: the origin)"
+meta cmd info "vfetch info URL --json   (URL: the moovend clip at 1 MiB/s)"
 meta_wrapper ""
 
-echo "mode,rep,measure,exit_code,status,wall_s,start_ts,end_ts" >"$CSV"
-echo "mode,rep,wall_s,media_s" >"$TIMELINE"
+echo "cell,mode,player,rep,measure,point,status,value,load1" >"$CSV"
+echo "run,cell,mode,player,rep,what,exit_code,start_ts,end_ts" >"$RUNS"
+echo "cell,mode,rep,wall_s,media_s" >"$TIMELINE"
 
 # ---------------------------------------------------------------- runs
 FAILED=0
 log ""
-log "== playback: ${CLIP_SECONDS} s clip from $CLIP_URL at $ORIGIN_RATE per connection ($MODE), $REPS rep(s)"
-FRAMES_LOCAL_RC=0
-framemd5 "$WWW/clip.mp4" "$TMP/frames-local.md5"
-FRAMES_LOCAL_RC=$R_RC
-if ((FRAMES_LOCAL_RC != 0)) || [[ ! -s $TMP/frames-local.md5 ]]; then die "ffmpeg could not decode the local clip"; fi
-frames_check origin "$FAST_URL"
-FRAMES_DIRECT=$FRAMES
-meta frames direct "$FRAMES_DIRECT" "origin without rate limit ($FAST_URL)"
-
+log "== playback: cells $CELLS; modes ${MODES[*]}; seeks to ${SEEK_POINTS[*]} s; $REPS rep(s) ($MODE)"
 for ((rep = 1; rep <= REPS; rep++)); do
-    if ((rep % 2)); then order=(direct serve); else order=(serve direct); fi
-    for mode in "${order[@]}"; do
-        for what in ttff seek play; do
-            if [[ $mode == direct ]]; then
-                player direct "$rep" "$what" "$CLIP_URL"
-            elif ((SERVE)); then
-                serve_player "$rep" "$what"
+    log "-- rep $rep/$REPS, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    meta load "$rep" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    # the modes rotate: rep 1 direct first, rep 2 the second mode first, ...
+    order=()
+    for ((i = 0; i < ${#MODES[@]}; i++)); do order+=("${MODES[(i + rep - 1) % ${#MODES[@]}]}"); done
+    for cell in "${CELL_LIST[@]}"; do
+        for mode in "${order[@]}"; do
+            LOAD1=$(load1)
+            [[ $mode != cache ]] && ffmpeg_mode "$cell" "$mode" "$rep"
+            if ((WANT_MPV)); then
+                mpv_run "$cell" "$mode" "$rep" seek
+                mpv_run "$cell" "$mode" "$rep" play
             fi
         done
     done
 done
 
-# `vfetch info URL`: what it costs to learn what the clip is (moov at the end). Counted from
+# `vfetch info URL`: what it costs to learn what the moovend clip is. Counted from
 # nginx's log (the lines this run added); the target is <= 3 requests and <= moov + 512 KiB.
 if [[ -x $VFETCH_BIN ]]; then
     lines=$(wc -l <"$RUN/access.log")
-    RUN_N=$((RUN_N + 1))
-    LAST_LOG="$TMP/run-$RUN_N.log"
-    measure "$T_SHORT" "$LAST_LOG" "" "$VFETCH_BIN" info "$CLIP_URL" --json
+    next_log
+    measure "$T_SHORT" "$LAST_LOG" "$VFETCH_BIN" info "$(origin_url moovend-1m)" --json
     sleep 0.5   # nginx logs a response when it has ended
-    read -r info_requests info_bytes < <(awk -v from="$lines" 'NR > from && $8 == "/play/clip.mp4" {n++; s += $5} END {printf "%d %d\n", n, s}' "$RUN/access.log")
+    read -r info_requests info_bytes < <(awk -v from="$lines" 'NR > from && $8 == "/play/moovend.mp4" {n++; s += $5} END {printf "%d %d\n", n, s}' "$RUN/access.log")
     info_duration=$(python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["duration"])' <"$LAST_LOG" 2>/dev/null || echo nan)
-    meta info "$R_RC" "$R_WALL" "$info_requests" "$info_bytes" "$((CLIP_BYTES - moov_off))" "$info_duration"
-    log "   vfetch info URL: exit $R_RC, ${R_WALL}s, $info_requests requests, $info_bytes bytes (moov $((CLIP_BYTES - moov_off)) bytes), duration $info_duration s"
+    moov_bytes=$((CLIP_BYTES[moovend] - MOOV_AT[moovend]))
+    meta info "$R_RC" "$R_WALL" "$info_requests" "$info_bytes" "$moov_bytes" "$info_duration"
+    log "   vfetch info URL: exit $R_RC, ${R_WALL}s, $info_requests requests, $info_bytes bytes (moov $moov_bytes bytes), duration $info_duration s"
 fi
 
-FRAMES_SERVE="not available"
-if ((SERVE)); then
-    if start_server; then
-        frames_check serve "$(stream_url)"
-        FRAMES_SERVE=$FRAMES
-        stop_server
-    else
-        FRAMES_SERVE=failed
+# the decoded frames: the origin (unthrottled) and the server against the local files
+FRAMES_BAD=0
+for name in moovend faststart; do
+    framemd5 "$WWW/$name.mp4" "$TMP/frames-local-$name.md5"
+    ((R_RC == 0)) && [[ -s $TMP/frames-local-$name.md5 ]] || die "ffmpeg could not decode the local $name clip"
+    if [[ $name == moovend ]]; then
+        frames_check "origin-$name" "$ORIGIN/fast/$name.mp4" "$TMP/frames-local-$name.md5"
+        meta frames direct "$name" "$FRAMES" "origin without rate limit"
+        [[ $FRAMES == yes ]] || FRAMES_BAD=1
     fi
-    meta frames serve "$FRAMES_SERVE" "through vfetch serve (cold cache)"
-fi
+    if ((SERVE)); then
+        FRAMES=failed
+        if start_server "$T_DECODE" "frames $name"; then
+            frames_check "serve-$name" "$(stream_url "$ORIGIN/play/$name.mp4")" "$TMP/frames-local-$name.md5"
+            stop_server
+        fi
+        meta frames serve "$name" "$FRAMES" "through vfetch serve (cold cache, 1 MiB/s)"
+        [[ $FRAMES == yes ]] || FRAMES_BAD=1
+    fi
+done
 
 # ---------------------------------------------------------------- report
 cp "$RUN/access.log" "$RESULTS_DIR/playback-$STAMP.access.log" 2>/dev/null || true
-if python3 "$PLOTS_PY" playback --timeline "$TIMELINE" --duration "$CLIP_SECONDS" --out "$PNG" >&2; then
-    meta plot "$(basename "$PNG")"
-else
-    log "NOTE: no timeline plot (plots.py failed or matplotlib is missing: scripts/install-deps.sh bench)"
+if ((WANT_MPV)); then
+    if python3 "$PLOTS_PY" playback --timeline "$TIMELINE" --duration "$CLIP_SECONDS" --out "$PNG" >&2; then
+        meta plot "$(basename "$PNG")"
+    else
+        log "NOTE: no timeline plot (plots.py failed or matplotlib is missing: scripts/install-deps.sh bench)"
+    fi
 fi
-python3 "$REPORT_PY" --csv "$CSV" --meta "$META" --timeline "$TIMELINE" --summary "$SUMMARY" --md "$MD"
+python3 "$REPORT_PY" --csv "$CSV" --meta "$META" --summary "$SUMMARY" --md "$MD"
 log ""
-log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, summary: ${SUMMARY#"$REPO_ROOT"/}, timeline: ${TIMELINE#"$REPO_ROOT"/})"
-((FAILED == 0)) || log "NOTE: $FAILED run(s) did not finish OK (see the status column)"
-if [[ $FRAMES_SERVE == NO || $FRAMES_SERVE == failed || $FRAMES_DIRECT != yes ]]; then
+log "results: ${MD#"$REPO_ROOT"/}  (rows: ${CSV#"$REPO_ROOT"/}, summary: ${SUMMARY#"$REPO_ROOT"/}, timeline: ${TIMELINE#"$REPO_ROOT"/})"
+((FAILED == 0)) || log "NOTE: $FAILED measurement(s) did not finish OK (see the status column)"
+if ((FRAMES_BAD)); then
     log ""
-    log "playback.sh: FAILED: decoded frames not identical to the local file's (origin: $FRAMES_DIRECT, through vfetch serve: $FRAMES_SERVE)"
+    log "playback.sh: FAILED: decoded frames not identical to the local file's (see above)"
     exit 1
 fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Statistics and Markdown report for Benchmarks/playback.sh (Python 3 stdlib only).
 
-Inputs: the raw per-run CSV written by playback.sh, its metadata file
-(tab-separated "key<TAB>values..." lines) and the -re timeline CSV.  Writes a
-summary CSV (--summary) and the report (--md), and prints the report.
+Inputs: the per-measurement CSV written by playback.sh
+(cell,mode,player,rep,measure,point,status,value,load1) and its metadata file
+(tab-separated "key<TAB>values..." lines).  Writes a summary CSV (--summary)
+and the report (--md), and prints the report.
 """
 
 import argparse
@@ -17,199 +18,213 @@ from collections import defaultdict
 # there); no __pycache__ left beside them
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
-from report_common import (  # noqa: E402
-    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_rows, report_head, runs_ok_cell,
-    write_report)
+from report_common import fmt, fnum, med, md_row, md_rule, parse_meta, read_rows, report_head, write_report  # noqa: E402
 
-# Targets for the serve mode (issue 6).
-TARGET_PLAY_S = 42.0      # full -re decode of the 40 s clip through serve
-TARGET_TTFF_RATIO = 1.5   # serve TTFF / direct TTFF
-TARGET_SEEK_S = 1.0       # seek-to-play into an uncached position
-MODES = ("direct", "serve")
-MODE_NAME = {"direct": "direct from the origin", "serve": "through `vfetch serve`"}
+# issue 17's targets: TTFF through serve / direct for the moovend clip, per rate; seek through
+# serve / direct; stalls through serve at 1 MiB/s
+TARGET_TTFF = {"1 MiB/s": 0.8, "100 KiB/s": 1.0}
+TARGET_SEEK = 0.12
+TARGET_STALLS = 0
+MODE_NAME = {"direct": "direct", "serve": "**through `vfetch serve`**", "cache": "mpv's own cache"}
+PLAY = ("stalls", "stall_s", "played_s")
 
 
 def verdict(ok):
     return "" if ok is None else (" ✅" if ok else " ❌")
 
 
+def ratio(a, b):
+    return a / b if b and not math.isnan(a) and not math.isnan(b) and b > 0 else math.nan
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--csv", required=True)
     ap.add_argument("--meta", required=True)
-    ap.add_argument("--timeline", default="")
     ap.add_argument("--summary", required=True)
     ap.add_argument("--md", required=True)
     a = ap.parse_args()
 
     meta, metas = parse_meta(a.meta)
     rows = read_rows(a.csv)
-
-    clip = metas.get("clip", [["40", "0", "?", "0", ""]])[0]
-    clip_s = float(clip[0])
-    clip_bytes = int(clip[1])
-    boxes = clip[2] if len(clip) > 2 else "?"
-    moov_at = int(clip[3]) if len(clip) > 3 else 0
-    clip_cmd = clip[4] if len(clip) > 4 else ""
-    origin = metas.get("origin", [["1 MiB/s", ""]])[0]  # rate, URL
-    seek_to = meta.get("seek_to", "30")
+    clip_s = float(meta.get("clip_seconds", "40"))
+    clips = {c[0]: (int(c[1]), c[2], int(c[3])) for c in metas.get("clip", [])}  # name -> bytes, boxes, moov at
+    cells = [c[0] for c in metas.get("cell", [])]
+    cell_info = {c[0]: {"clip": c[1], "rate": c[2], "url": c[3], "cap": float(c[4])} for c in metas.get("cell", [])}
+    modes = meta.get("modes", ["direct"])
+    modes = [modes] if isinstance(modes, str) else modes
+    points = meta.get("seek_points", ["", "", "12"])
+    seek_cap = float(points[2]) if len(points) > 2 else 12.0
     serve_meta = metas.get("serve", [["0", ""]])[0]
-    serve_available = serve_meta[0] == "1"
-    serve_why = serve_meta[1] if len(serve_meta) > 1 else ""
-    frames = {m[0]: (m[1], m[2] if len(m) > 2 else "") for m in metas.get("frames", [])}
+    frames = {(f[0], f[1]): f[2] for f in metas.get("frames", [])}
 
-    stats = {}
-    for mode in MODES:
-        mr = [r for r in rows if r["mode"] == mode]
-        st = {"runs": 0, "ok": 0, "fail": defaultdict(int)}
-        for what in ("play", "ttff", "seek", "probe"):
-            wr = [r for r in mr if r["measure"] == what]
-            if what != "probe":
-                st["runs"] += len(wr)
-            ok = [r for r in wr if r["status"] == "ok"]
-            if what != "probe":
-                st["ok"] += len(ok)
-            for r in wr:
-                if r["status"] != "ok":
-                    st["fail"][f"{what} {r['status']}"] += 1
-            st[what] = [fnum(r["wall_s"]) for r in ok]
-            st[what + "_med"] = med(st[what])
-        st["stall"] = [w - clip_s for w in st["play"]]
-        st["stall_med"] = med(st["stall"])
-        stats[mode] = st
-    d, s = stats["direct"], stats["serve"]
-    ttff_ratio = s["ttff_med"] / d["ttff_med"] if d["ttff_med"] > 0 else math.nan
-    have_serve = serve_available and s["runs"] > 0
+    # values[(cell, mode, player, measure)] = [value, ...] of the runs that count; capped[...]: how many of
+    # them were stopped at a cap (a seek given up on: the cap, a lower bound; a play: its stalls so far)
+    values, capped, failed, loads = defaultdict(list), defaultdict(int), defaultdict(int), defaultdict(list)
+    for r in rows:
+        key = (r["cell"], r["mode"], r["player"], r["measure"])
+        loads[(r["cell"], r["mode"])].append(fnum(r["load1"]))
+        if r["status"] in ("ok", "capped") and r["measure"] != "probe":
+            values[key].append(fnum(r["value"]))
+            capped[key] += r["status"] == "capped"
+        elif r["measure"] != "probe" or r["status"] != "ok":
+            failed[key[:3]] += 1
 
-    def target(value, limit):
-        return None if isnan(value) else value <= limit
+    def m(cell, mode, player, measure):
+        return med(values.get((cell, mode, player, measure), []))
 
-    t_play = target(s["play_med"], TARGET_PLAY_S) if have_serve else None
-    t_ttff = target(ttff_ratio, TARGET_TTFF_RATIO) if have_serve else None
-    t_seek = target(s["seek_med"], TARGET_SEEK_S) if have_serve else None
+    def low(cell, mode, player, measure):
+        """Whether the median is only a lower bound: a value stopped at a cap is at or below it."""
+        v, key = m(cell, mode, player, measure), (cell, mode, player, measure)
+        if not capped[key]:
+            return False
+        if measure in PLAY:
+            return True
+        return v >= seek_cap - 0.01
+
+    def cmp_ratio(cell, mode, player, measure):
+        """(ratio to direct, "≤", "≥" or "" : which way the caps leave it open)."""
+        r = ratio(m(cell, mode, player, measure), m(cell, "direct", player, measure))
+        lo_mode, lo_direct = low(cell, mode, player, measure), low(cell, "direct", player, measure)
+        if lo_mode and lo_direct:
+            return math.nan, ""
+        return r, "≥ " if lo_mode else ("≤ " if lo_direct else "")
+
+    def n(cell, mode, player, measure):
+        return len(values.get((cell, mode, player, measure), []))
+
+    # ------------------------------------------------------------ targets
+    targets = []  # (text, ok or None)
+    for cell in cells:
+        info = cell_info[cell]
+        for player in ("ffmpeg", "mpv"):
+            if "serve" not in modes:
+                continue
+            if info["clip"] == "moovend" and info["rate"] in TARGET_TTFF:
+                lim = TARGET_TTFF[info["rate"]]
+                r = ratio(m(cell, "serve", player, "ttff"), m(cell, "direct", player, "ttff"))
+                targets.append((f"{cell}, {player}: TTFF through serve {fmt(r)}× direct, target ≤ {lim:g}×",
+                                None if math.isnan(r) else r <= lim))
+            r, way = cmp_ratio(cell, "serve", player, "seek")
+            ok = None if math.isnan(r) else r <= TARGET_SEEK
+            if (way == "≤ " and not ok) or (way == "≥ " and ok):
+                ok = None  # a cap leaves it open
+            targets.append((f"{cell}, {player}: seek through serve {way}{fmt(r)}× direct, target ≤ {TARGET_SEEK:g}×"
+                            + (" (direct's seeks stopped at the cap: undecided)" if ok is None and way else ""), ok))
+        if info["rate"] == "1 MiB/s" and "serve" in modes and n(cell, "serve", "mpv", "stalls"):
+            s = values[(cell, "serve", "mpv", "stalls")]
+            c = capped[(cell, "serve", "mpv", "stalls")]
+            targets.append((f"{cell}, mpv: stalls through serve, median {fmt(med(s), 0)} (max {max(s):g}) "
+                            f"of {len(s)} plays{f' ({c} stopped at the cap)' if c else ''}, target {TARGET_STALLS}",
+                            med(s) <= TARGET_STALLS if not c or med(s) > TARGET_STALLS else None))
 
     # ------------------------------------------------------------ summary CSV
     with open(a.summary, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["mode", "runs_ok", "runs", "full_decode_s", "stall_s", "ttff_s", "seek_s",
-                    "ttff_ratio_vs_direct", "frames_identical", "target_full_decode_s",
-                    "target_ttff_ratio", "target_seek_s", "meets_targets"])
-        for mode in MODES:
-            st = stats[mode]
-            avail = mode == "direct" or have_serve
-            fr = frames.get(mode, ("not available",))[0]
-            if not avail:
-                w.writerow([mode, 0, 0, "", "", "", "", "", "not available", "", "", "", "not available"])
-                continue
-            meets = ""
-            if mode == "serve":
-                flags = [t_play, t_ttff, t_seek]
-                meets = "yes" if all(x is True for x in flags) else ("no" if any(x is False for x in flags) else "")
-            w.writerow([mode, st["ok"], st["runs"],
-                        "" if isnan(st["play_med"]) else f"{st['play_med']:.3f}",
-                        "" if isnan(st["stall_med"]) else f"{st['stall_med']:.3f}",
-                        "" if isnan(st["ttff_med"]) else f"{st['ttff_med']:.3f}",
-                        "" if isnan(st["seek_med"]) else f"{st['seek_med']:.3f}",
-                        "" if mode == "direct" or isnan(ttff_ratio) else f"{ttff_ratio:.3f}",
-                        fr,
-                        TARGET_PLAY_S if mode == "serve" else "",
-                        TARGET_TTFF_RATIO if mode == "serve" else "",
-                        TARGET_SEEK_S if mode == "serve" else "",
-                        meets])
+        w.writerow(["cell", "mode", "player", "ttff_s", "ttff_ratio", "seek_s", "seek_ratio", "stalls", "stall_s",
+                    "played_s", "plays_capped", "plays", "failed", "load1_median"])
+        for cell in cells:
+            for mode in modes:
+                for player in ("ffmpeg", "mpv"):
+                    if mode == "cache" and player == "ffmpeg":
+                        continue
+                    g = {x: m(cell, mode, player, x) for x in ("ttff", "seek") + PLAY}
+                    d = {x: m(cell, "direct", player, x) for x in ("ttff", "seek")}
+                    w.writerow([cell, mode, player, fmt(g["ttff"], 4), fmt(ratio(g["ttff"], d["ttff"]), 3),
+                                fmt(g["seek"], 4), fmt(ratio(g["seek"], d["seek"]), 3),
+                                fmt(g["stalls"], 1), fmt(g["stall_s"], 3), fmt(g["played_s"], 3),
+                                capped[(cell, mode, player, "stalls")], n(cell, mode, player, "stalls"),
+                                failed[(cell, mode, player)], fmt(med(loads[(cell, mode)]), 2)])
 
     # ------------------------------------------------------------ Markdown
     L = report_head("vfetch playback benchmark", meta, metas)
     w = L.append
-    w(f"- Clip: {clip_s:g} s, {clip_bytes / MIB:.1f} MiB = {clip_bytes * 8 / clip_s / 1e6:.2f} Mbit/s, "
-      f"H.264 1280×720@30 (2 s GOPs) + AAC; top-level boxes `{boxes}`: `moov` at byte {moov_at} "
-      f"({moov_at / clip_bytes * 100:.1f} % into the file), so a player must fetch the end before the first frame. "
-      f"Made with `{clip_cmd}`")
-    w(f"- Origin: nginx in Debian's default configuration, `limit_rate 1m` ({origin[0]}) per connection "
-      "(the first write of each response, up to nginx's default `sendfile_max_chunk` of 2 MiB, is not delayed: "
-      "short range requests, such as a player's, are partly unthrottled), keep-alive, byte ranges; "
-      f"clip on {meta.get('tmpfs', 'tmpfs')}; URL `{origin[-1] if len(origin) > 1 else ''}`. "
-      f"One connection delivers {1 * MIB * 8 / 1e6:.1f} Mbit/s, less than the clip's "
-      f"{clip_bytes * 8 / clip_s / 1e6:.1f} Mbit/s: a direct player cannot play it without stalling "
-      f"(downloading it over one connection takes ≥ {clip_bytes / MIB:.0f} s)")
+    for name, (size, boxes, moov_at) in clips.items():
+        w(f"- Clip `{name}`: {clip_s:g} s, {size / 1048576:.1f} MiB = {size * 8 / clip_s / 1e6:.2f} Mbit/s, "
+          f"H.264 1280×720@30 (2 s GOPs) + AAC; top-level boxes `{boxes}`, `moov` at byte {moov_at:,}")
+    w(f"- Made with `{meta.get('clip_cmd', '')}`")
+    w("- Origin: nginx in Debian's default configuration plus `limit_rate` per location (the first write of each "
+      "response, up to nginx's default `sendfile_max_chunk` of 2 MiB, is not delayed), keep-alive, byte ranges; "
+      f"clips on {meta.get('tmpfs', 'tmpfs')}")
     if meta.get("mode") == "netns":
         w("- Network: private network namespace (nginx, vfetch serve and the players on its `lo`), no link cap")
     else:
         w("- Network: **host loopback** (not root or no netns)")
-    if serve_available:
+    if serve_meta[0] == "1":
         sc = metas.get("serve_cmd", [["vfetch serve", ""]])[0]
-        w(f"- Serve: a fresh `{sc[0].strip()}` per measurement (cold, empty cache on "
-          f"{meta.get('tmpfs', 'tmpfs')}), stopped with SIGINT afterwards; player URL "
-          "`http://127.0.0.1:PORT/stream?url=<origin URL, percent-encoded>`. Seek: the server started with "
-          f"`{sc[1] if len(sc) > 1 and sc[1] else '(its default prefetch)'}`, then `ffprobe URL` (untimed: head and "
-          f"`moov`), then the timed seek to {seek_to} s")
+        w(f"- Serve: a fresh `{sc[0].strip()}` per measurement (cold, empty cache), stopped with SIGINT "
+          "afterwards; player URL `http://127.0.0.1:PORT/stream?url=<origin URL>`. ffmpeg's seeks: one server with "
+          f"`{sc[1] if len(sc) > 1 and sc[1] else '(its default prefetch)'}`, an untimed `ffprobe URL` (head and "
+          "`moov`), then the five cold seeks")
     else:
-        w(f"- Serve: **not available** ({serve_why})")
-    w(f"- Each run: `{meta.get('wrapper', '')}`; wall time from timestamps around that (includes "
-      f"~{meta.get('wrapper_ms', '?')} ms wrapper start-up, measured with `true`, and ffmpeg's own start-up)")
-    w(f"- Repetitions: {meta.get('reps', '?')}; per rep both modes, alternating which goes first; "
-      "medians over successful runs (range in brackets)")
-    w("- `ffmpeg -re` does not stop its clock during a stall: afterwards it reads as fast as data arrives until "
-      f"it has caught up. So `stall` = wall − {clip_s:g} s is what the whole playback took longer than the clip, "
-      "a lower bound of a real player's rebuffering time")
+        w(f"- Serve: **not available** ({serve_meta[1] if len(serve_meta) > 1 else ''})")
+    w(f"- Seek points (seed {points[1] if len(points) > 1 else '?'}): {points[0]} s, in that order, the same for "
+      f"every mode, cell and rep; a seek not done after {seek_cap:g} s is given up and counts as {seek_cap:g} s "
+      "(\"≥\": the median is such a lower bound; a ratio to such a direct median is an upper bound, \"≤\")")
+    w("- ffmpeg: wall time of a cold process (`-frames:v 1`; seeks `-ss POINT`), including its start-up and "
+      f"`{meta.get('wrapper', '')}` (~{meta.get('wrapper_ms', '?')} ms). mpv: from its own log (its clock starts "
+      "with mpv): TTFF = first frame shown (a seek run and a play run per mode and rep, both counted); seek = seek "
+      "command to the next frame shown, each issued as soon as the previous frame is shown; stalls = "
+      "paused-for-cache after the first frame, over playing the clip at real speed with `--vo=null --ao=null`. "
+      "Direct mpv runs with `--cache=no`, mpv's own cache is `--cache=yes` on the origin")
+    w(f"- Repetitions: {meta.get('reps', '?')}; per rep the cells in turn, within a cell the modes rotating which "
+      "goes first; medians (ffmpeg's and mpv's seeks: over every point of every rep)")
+    w(f"- Load average (1 min) at each rep's start: {', '.join(l[1].split()[0] for l in metas.get('load', []))}; "
+      f"the benchmark ran at nice {meta.get('nice', '0')}")
     if meta.get("quick") == "1":
         w("- **--quick**: indicative only")
-    for n in metas.get("note", []):
-        w(f"- Note: {n[0]}")
+    for note in metas.get("note", []):
+        w(f"- Note: {note[0]}")
     w("")
     w("## Results")
     w("")
-    hdr = ["mode", "runs OK (TTFF, seek, full)", f"full decode s (`-re`, {clip_s:g} s clip)", f"stall s (wall − {clip_s:g})",
-           "time to first frame s", f"seek to {seek_to} s, first frame s", "TTFF ÷ direct", "frames identical"]
-    w(md_row(hdr))
-    w(md_rule("l" + "r" * (len(hdr) - 2) + "l"))
-    for mode in MODES:
-        st = stats[mode]
-        fr = frames.get(mode, ("not available", ""))
-        if mode == "serve" and not have_serve:
-            w(md_row([f"**{MODE_NAME[mode]}**", "not available"] + ["—"] * 5 + ["not available"]))
-            continue
-        runs_ok = runs_ok_cell(st["ok"], st["runs"], st["fail"])
-        frames_cell = {"yes": "yes", "NO": "**NO**", "failed": "**check failed**"}.get(fr[0], fr[0])
-        if mode == "direct" and fr[0] != "not available":
-            frames_cell += " (origin, unthrottled: the check of the check)"
-        name = MODE_NAME[mode] if mode == "direct" else f"**{MODE_NAME[mode]}**"
-        w(md_row([
-            name, runs_ok,
-            med_range(st["play"]) + (verdict(t_play) if mode == "serve" else ""),
-            med_range(st["stall"]),
-            med_range(st["ttff"], 3),
-            med_range(st["seek"], 3) + (verdict(t_seek) if mode == "serve" else ""),
-            "1.00" if mode == "direct" else fmt(ttff_ratio) + verdict(t_ttff),
-            frames_cell]))
-    w(f"| target (serve) | | ≤ {TARGET_PLAY_S:g} | ≤ {TARGET_PLAY_S - clip_s:g} | | ≤ {TARGET_SEEK_S:g} "
-      f"| ≤ {TARGET_TTFF_RATIO:g} | yes |")
+    hdr = ["mode", "TTFF ffmpeg s", "÷ direct", "seek ffmpeg s", "÷ direct", "TTFF mpv s", "÷ direct",
+           "seek mpv s", "÷ direct", "stalls (mpv)", "stall s", "media played s", "load"]
+    for cell in cells:
+        info = cell_info[cell]
+        w(f"### `{cell}`: {info['clip']} clip at {info['rate']} per connection (plays stopped at {info['cap']:g} s)")
+        w("")
+        w(md_row(hdr))
+        w(md_rule("l" + "r" * (len(hdr) - 1)))
+        for mode in modes:
+            cells_ = [MODE_NAME[mode]]
+            for player in ("ffmpeg", "mpv"):
+                for x in ("ttff", "seek"):
+                    if mode == "cache" and player == "ffmpeg":
+                        cells_ += ["", ""]
+                        continue
+                    v, c = m(cell, mode, player, x), capped[(cell, mode, player, x)]
+                    r, way = cmp_ratio(cell, mode, player, x)
+                    cells_ += [("≥ " if low(cell, mode, player, x) else "") + fmt(v, 3)
+                               + (f" ({c}/{n(cell, mode, player, x)} at {seek_cap:g} s)" if c else ""),
+                               "1.00" if mode == "direct" else way + fmt(r)]
+            key = (cell, mode, "mpv")
+            c = capped[key + ("stalls",)]
+            lower = "≥ " if c else ""  # a capped play had not finished: its stalls are a lower bound
+            cells_ += [lower + fmt(m(cell, mode, "mpv", "stalls"), 0), lower + fmt(m(cell, mode, "mpv", "stall_s"), 1),
+                       fmt(m(cell, mode, "mpv", "played_s"), 1) + (f" ({c}/{n(*key, 'stalls')} capped)" if c else ""),
+                       fmt(med(loads[(cell, mode)]), 1)]
+            if failed[(cell, mode, "ffmpeg")] or failed[key]:
+                cells_[0] += f" ({failed[(cell, mode, 'ffmpeg')] + failed[key]} failed)"
+            w(md_row(cells_))
+        w("")
+    w("## Targets (issue 17)")
     w("")
-    if have_serve:
-        if s["probe"]:
-            w(f"Untimed `ffprobe` through the server before each seek run (head + `moov` into the cache): "
-              f"median {fmt(s['probe_med'], 3)} s.")
-            w("")
-        missed = [name for name, ok in (("full decode ≤ 42 s", t_play), ("TTFF ≤ 1.5× direct", t_ttff),
-                                        ("seek first frame ≤ 1 s", t_seek)) if ok is False]
-        unknown = [name for name, ok in (("full decode", t_play), ("TTFF", t_ttff), ("seek", t_seek)) if ok is None]
-        if missed:
-            w("Targets missed: " + "; ".join(missed) + ".")
-        elif unknown:
-            w("Targets not measured: " + ", ".join(unknown) + ".")
-        else:
-            w("All three targets met.")
-        w("")
+    for text, ok in targets:
+        w(f"- {text}{verdict(ok)}")
+    if not targets:
+        w("- not measured (no serve mode)")
+    w("")
+    for (mode, name), got in sorted(frames.items()):
+        w(f"- Decoded frames {'through `vfetch serve`' if mode == 'serve' else 'from the unthrottled origin'}, "
+          f"`{name}`: {'identical to the local file' if got == 'yes' else '**' + got + '**'}")
     for rc, wall, requests, fetched, moov, duration in metas.get("info", []):
-        budget = int(moov) + 512 * 1024
-        ok = rc == "0" and int(requests) <= 3 and int(fetched) <= budget
-        w(f"`vfetch info URL` on the origin (`moov` at the end): exit {rc}, {float(wall):.3f} s, "
-          f"**{requests} requests, {int(fetched):,} bytes** (nginx's log) for a `moov` of {int(moov):,} bytes; "
-          f"target ≤ 3 requests and ≤ `moov` + 512 KiB = {budget:,} bytes{verdict(ok)}; duration said: {duration} s.")
-        w("")
+        w(f"- `vfetch info URL` (`moovend`): exit {rc}, {float(wall):.3f} s, {requests} requests, "
+          f"{int(fetched):,} bytes for a `moov` of {int(moov):,} bytes; duration {duration} s")
+    w("")
     plot = meta.get("plot")
     if plot and os.path.exists(os.path.join(os.path.dirname(os.path.abspath(a.md)), plot)):
-        w(f"Media time against wall time of the `-re` runs (samples every 0.5 s from `-progress`; "
-          f"the dashed lines are uninterrupted playback after each mode's start-up):")
+        w("mpv's media time against wall time of the play runs, per cell (from `playback-time` every 0.25 s):")
         w("")
         w(f"![playback timeline]({plot})")
         w("")
@@ -217,7 +232,7 @@ def main():
     w("")
     w("```")
     for c in metas.get("cmd", []):
-        w(f"{c[0]:6} {c[1]}")
+        w(f"{c[0]:12} {c[1]}")
     w("```")
     write_report(L, a.md)
 

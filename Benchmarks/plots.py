@@ -8,8 +8,9 @@
       <e2e-date>.events/<scenario>-<tool>-rep<N>.jsonl, one line per run, with
       every other tool's average (size / median wall time) for comparison.
   plots.py playback --timeline results/playback-<date>.timeline.csv --out PNG [--duration 40]
-      Media time against wall time of the `ffmpeg -re` runs, direct and
-      through `vfetch serve`, with the stall-free line for each.
+      mpv's media time against wall time of the play runs, one panel per
+      cell (clip and rate), one colour per mode (direct, through `vfetch
+      serve`, mpv's own cache).
 
 Prints the paths it wrote.  Exit status 3 when matplotlib is missing
 (scripts/install-deps.sh bench installs it).
@@ -28,7 +29,7 @@ MIB = 1048576
 # one colour per tool, the same in every plot
 COLOURS = {
     "vfetch": "#d62728", "vfetch-nocp": "#ff9896", "aria2c": "#1f77b4", "aria2c-x4": "#17becf", "axel": "#2ca02c",
-    "curl": "#9467bd", "wget": "#8c564b", "direct": "#1f77b4", "serve": "#d62728",
+    "curl": "#9467bd", "wget": "#8c564b", "direct": "#1f77b4", "serve": "#d62728", "cache": "#2ca02c",
 }
 
 
@@ -166,47 +167,47 @@ def plot_e2e(args):
 
 def plot_playback(args):
     plt = load_matplotlib()
-    runs = defaultdict(list)  # (mode, rep) -> [(wall, media)]
+    runs = defaultdict(list)  # (cell, mode, rep) -> [(wall, media)]
     with open(args.timeline, newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
             try:
-                runs[(r["mode"], int(r["rep"]))].append((float(r["wall_s"]), float(r["media_s"])))
+                runs[(r["cell"], r["mode"], int(r["rep"]))].append((float(r["wall_s"]), float(r["media_s"])))
             except (KeyError, ValueError):
                 continue
     if not runs:
         sys.stderr.write(f"plots.py: no samples in {args.timeline}; no plot\n")
         return []
     dur = args.duration
-    fig, ax = plt.subplots(figsize=(10, 6))
-    t_max = 0.0
-    startup = defaultdict(list)
-    for (mode, rep), pts in sorted(runs.items()):
-        pts.sort()
-        c = COLOURS.get(mode, "black")
-        first = [r for r in runs if r[0] == mode][0]
-        label = ("direct from the origin" if mode == "direct" else "through vfetch serve") + f" (rep {rep})"
-        ax.plot([0] + [w for w, _ in pts], [0] + [m for _, m in pts], color=c, lw=1.4,
-                alpha=1.0 if (mode, rep) == first else 0.5, label=label, drawstyle="steps-post")
-        t_max = max(t_max, pts[-1][0])
-        if any(m > 0 for _, m in pts):
-            # the wall time of the first media time > 0, less the media time it shows
-            w0, m0 = next((w, m) for w, m in pts if m > 0)
-            startup[mode].append(w0 - m0)
-    for mode, s in startup.items():
-        s0 = statistics.median(s)
-        c = COLOURS.get(mode, "black")
-        ax.plot([s0, s0 + dur], [0, dur], color=c, lw=1, ls="--",
-                label=f"{mode}: no stalls after a {s0:.2f} s start (y = x − {s0:.2f})")
-    ax.axhline(dur, color="grey", lw=0.8)
-    ax.set_xlim(0, max(t_max, dur) * 1.05)
-    ax.set_ylim(0, dur * 1.05)
-    ax.set_xlabel("wall seconds since the player started")
-    ax.set_ylabel("media seconds decoded (ffmpeg -progress out_time)")
-    ax.set_title(f"Playback of a {dur:g} s, 16 Mbit/s MP4 (moov at the end) from a 1 MiB/s-per-connection origin")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    cells = list(dict.fromkeys(c for c, _, _ in runs))
+    cols = min(2, len(cells))
+    rows = (len(cells) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 4.8 * rows), squeeze=False)
+    names = {"direct": "direct (mpv --cache=no)", "serve": "through vfetch serve", "cache": "mpv's own cache"}
+    for i, cell in enumerate(cells):
+        ax = axes[i // cols][i % cols]
+        t_max = dur
+        for (c, mode, rep), pts in sorted(runs.items()):
+            if c != cell:
+                continue
+            pts.sort()
+            first = min(r for cc, mm, r in runs if cc == cell and mm == mode)
+            ax.plot([w for w, _ in pts], [m for _, m in pts], color=COLOURS.get(mode, "black"), lw=1.3,
+                    alpha=1.0 if rep == first else 0.35, label=names.get(mode, mode) if rep == first else None)
+            t_max = max(t_max, pts[-1][0])
+        ax.plot([0, dur], [0, dur], color="grey", lw=0.8, ls="--", label="no start-up, no stall")
+        ax.axhline(dur, color="grey", lw=0.6)
+        ax.set_xlim(0, t_max * 1.03)
+        ax.set_ylim(0, dur * 1.05)
+        ax.set_title(cell)
+        ax.set_xlabel("wall seconds since mpv started")
+        ax.set_ylabel("media seconds played")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    for j in range(len(cells), rows * cols):
+        axes[j // cols][j % cols].axis("off")
+    fig.suptitle(f"mpv playing a {dur:g} s, 16 Mbit/s MP4 per clip and per-connection rate (flat: a stall)")
     fig.tight_layout()
-    fig.savefig(args.out, dpi=110)
+    fig.savefig(args.out, dpi=100)
     plt.close(fig)
     return [args.out]
 

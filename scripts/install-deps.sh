@@ -6,7 +6,7 @@ packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev libx
 case "${1:-build}" in
   test)  packages+=(curl ffmpeg strace openssl) ;;    # tests: curl as a second client, ffmpeg/ffprobe as real players, strace holds a checkpoint, openssl checks AES
   demo)  packages+=(ffmpeg) ;;                        # demo: makes a sample video
-  bench) packages+=(ffmpeg nginx-light aria2 axel wget curl time iproute2) ;;  # + matplotlib, below
+  bench) packages+=(ffmpeg mpv nginx-light aria2 axel wget curl time iproute2) ;;  # mpv: playback.sh's player with its own cache; + matplotlib, below
   browser) packages+=(ffmpeg chromium) ;;           # make test-browser: fixture video, Debian's headless Chromium; + playwright, below
   redbot) packages+=(nginx-light ffmpeg curl) ;;    # make redbot: nginx to compare serve with, a sample video; + redbot, below
   build) ;;
