@@ -82,7 +82,8 @@ import Testing
             let id = try #require(try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-c", "4"], cache: cache).first)
             try await Task.sleep(for: .milliseconds(800))
             #expect(try await vfetch(["pause", id, "--cache-dir", cache]).status == 0)
-            #expect(try await state(id, cache) == "paused")
+            let listed = try await list(cache)
+            #expect(listed.first { $0["id"] as? String == id }?["state"] as? String == "paused", "\(listed)")
             // Paused means stopped: nothing more comes from the origin.
             try await Task.sleep(for: .milliseconds(300))
             let served = origin.bytesServed("/f.bin")
