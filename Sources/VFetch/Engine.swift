@@ -285,10 +285,7 @@ final class Engine {
         configuration.learnsBursts = options.maxBytesPerSecond == nil
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
-        var control = ConnectionController.Configuration(maximum: connectionLimit)
-        // A player waits for the index and its first window: no time to watch the probe alone first.
-        if options.stream { control.soloSeconds = 0 }
-        controller = ConnectionController(control, now: now, bytesDone: resumed.count)
+        controller = ConnectionController(.init(maximum: connectionLimit), now: now, bytesDone: resumed.count)
         if options.httpVersion == .automatic, transfer.easy.info(CURLINFO_HTTP_VERSION) == Int(CURL_HTTP_VERSION_2_0) {
             protocolTrial = ProtocolTrial(now: now)
         }
