@@ -528,6 +528,8 @@ package struct SegmentScheduler: Sendable {
 
     /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
     /// stop for it, the one furthest into the file outside every window, whose bytes are needed last.
+    /// When every connection serves a window, urgent work takes the chunk furthest into its window; never
+    /// one a reader or the container's index waits for: stopped, its bytes would cost a fresh request.
     package var transferToPreempt: TransferID? {
         let windows = playbackWindows
         let urgent = segments.contains { ($0.urgent && $0.holders.isEmpty) || $0.raceSoon }
@@ -535,8 +537,14 @@ package struct SegmentScheduler: Sendable {
         guard urgent || readersWait else { return nil }
         let held = segments.filter { !$0.holders.isEmpty }
         let background = held.filter { segment in !windows.contains { $0.overlaps(segment.range) } }
-        let victim = background.max { $0.next < $1.next } ?? (urgent ? held.max { $0.next < $1.next } : nil)
-        return victim?.holders.first
+        if let victim = background.max(by: { $0.next < $1.next }) { return victim.holders.first }
+        guard urgent else { return nil }
+        let pinned = playback?.pinned ?? []
+        func lead(_ segment: Segment) -> Int64 {
+            if pinned.contains(where: { $0.overlaps(segment.range) }) { return 0 }
+            return windows.filter { $0.overlaps(segment.range) }.map { segment.next - $0.lowerBound }.min() ?? 0
+        }
+        return held.filter { lead($0) > 0 }.max { lead($0) < lead($1) }?.holders.first
     }
 
     /// The ranges playback wants next: `lookahead` bytes from each reader's position, or without

@@ -104,4 +104,27 @@ import Testing
         let late = plan.receive(probe, count: 10_000, now: 1.0)
         #expect(late.write == nil)
     }
+
+    /// Seen through a 20 ms round trip: the index holder, 38 bytes in, was stopped for a reader's urgent
+    /// block, and the rest of the index came on a fresh connection two round trips later.
+    @Test func urgentWorkNeverStopsTheIndexOrAChunkAReaderWaitsAt() throws {
+        var plan = scheduler(windowsOnly: true)
+        _ = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        let index = 64 * Self.mib - (64 << 10) - 38..<64 * Self.mib  // a 64 KiB moov, 38 bytes before a block
+        plan.playback?.pinned = [index]
+        plan.startSoon(at: index.lowerBound, exactly: true)
+        let indexHolder = try unwrap(plan.assign(now: 0))
+        #expect(indexHolder.range?.lowerBound == index.lowerBound)
+        plan.playback?.positions = [0, index.lowerBound]
+        var head: [SegmentScheduler.Assignment] = []
+        for _ in 0..<4 { head.append(try unwrap(plan.assign(now: 0))) }
+        _ = plan.receive(indexHolder.transfer, count: 38, now: 0.01)  // up to its block boundary
+        // A third reader seeks into the middle: urgent, and every connection serves a window.
+        plan.playback?.positions.append(30 * Self.mib)
+        plan.startSoon(at: 30 * Self.mib)
+        let victim = try unwrap(plan.transferToPreempt)
+        #expect(victim != indexHolder.transfer)
+        let furthest = try unwrap(head.max { $0.range!.lowerBound < $1.range!.lowerBound })
+        #expect(victim == furthest.transfer, "the chunk the head's reader needs last")
+    }
 }
