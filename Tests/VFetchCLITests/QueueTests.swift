@@ -77,7 +77,9 @@ import Testing
         let bytes = randomBytes(8 * Self.mib, seed: 70)
         try await withOrigin { origin, directory in
             let cache = directory + "/cache"
-            origin.publish("/f.bin", bytes, behavior: throttled(64 << 10))
+            // 2 minutes at 4 connections of 16 KiB/s: beside the whole suite, `add` and `pause` took
+            // over 30 s once, and a faster file was done before the pause came.
+            origin.publish("/f.bin", bytes, behavior: throttled(16 << 10))
             let server = try await ServerProcess.start(cacheDirectory: cache)
             let id = try #require(try await add([origin.url("/f.bin")], ["-o", directory + "/f.bin", "-c", "4"], cache: cache).first)
             try await Task.sleep(for: .milliseconds(800))
