@@ -88,6 +88,8 @@ extension Engine {
         }
     }
 
-    /// How much of the end of the file `--stream` fetches at once.
-    static let playbackTail: Int64 = 2 << 20
+    /// How much of the end of the file `--stream` fetches at once: what a throttled origin sends in its
+    /// first write (nginx's `limit_rate` sends a second's worth at once), so an index at the very end comes
+    /// with the head; a larger index is asked for exactly once the head says where it starts.
+    static let playbackTail: Int64 = 512 << 10
 }
