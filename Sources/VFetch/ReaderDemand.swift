@@ -59,7 +59,7 @@ package final class ReaderDemand: Sendable {
         switch prefetch {
         case .full: 16 << 20
         case .window: 64 << 20
-        case .none: 512 << 10
+        case .none: 1 << 20
         }
     }
 

@@ -61,7 +61,11 @@ import Testing
     }
 
     @Test func seekingIntoAnUncachedRegionPlaysFromThereAndFetchesLittleElse() async throws {
-        let bytes = try fixture()
+        // The 3 MB clip with 12 MiB of `free` box after its moov: a file of 15 MB, of which the seek
+        // needs about 2 MB (the head, the index, a window at 8 s).
+        var bytes = try fixture()
+        let free = 12 << 20
+        bytes += [UInt8(free >> 24), UInt8(free >> 16 & 0xFF), 0, 0] + Array("free".utf8) + [UInt8](repeating: 0, count: free - 8)
         let path = try #require(InfoTests.moovAtEnd)
         let original = try await frameChecksums(path, seek: 8, frames: 10)
         try await withServer(["--prefetch", "none"]) { origin, server, _ in
@@ -73,9 +77,9 @@ import Testing
             #expect(seeked.status == 0, "\(seeked.standardError)")
             #expect(seeked.standardOutput == original.standardOutput && !original.standardOutput.isEmpty)
             // Without prefetch only the head, the index and what the seek needed came from the origin, not the
-            // whole file as with prefetch. (Alone about 45% of this 3 MB clip; beside the whole suite, when
-            // players and aborts come late, up to 80%: the origin counts what it wrote before an abort.)
-            #expect(origin.bytesServed("/clip.mp4") < bytes.count * 9 / 10, "served \(origin.bytesServed("/clip.mp4")) of \(bytes.count)")
+            // whole file as with prefetch. (The origin counts what it wrote before an abort, and beside the
+            // whole suite players come late: the windows behind them are fetched whole.)
+            #expect(origin.bytesServed("/clip.mp4") < bytes.count / 3, "served \(origin.bytesServed("/clip.mp4")) of \(bytes.count)")
         }
     }
 
