@@ -76,12 +76,14 @@ kill_tree() {  # pid: SIGKILL it and its descendants, reap it
     wait "$1" 2>/dev/null
 }
 
+HELPER_PIDS=()   # background processes of the script's own (a relay), killed by cleanup
 cleanup() {
     local rc=$? i csv=${RESULT_FILES[0]:-}
     set +e
     trap - EXIT INT TERM HUP
     [[ -n $MEASURE_PID ]] && kill_tree "$MEASURE_PID"
     [[ -n $SERVER_PID ]] && kill_tree "$SERVER_PID"
+    for i in "${HELPER_PIDS[@]}"; do kill_tree "$i"; done
     if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
         local workers; workers=$(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)
         kill -TERM "$NGINX_PID" 2>/dev/null

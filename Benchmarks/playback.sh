@@ -12,10 +12,16 @@
 # nginx, the servers and the players run in a throw-away network namespace
 # (no link cap); otherwise on the host loopback.
 #
-# Modes:  direct  the player reads the origin
+# Modes:  local   the player reads the clip from local disk (tmpfs): what no
+#                 server can beat, the player's own time
+#         direct  the player reads the origin
 #         serve   the player reads a fresh `vfetch serve` (empty cache dir)
 #                 per measurement: http://127.0.0.1:PORT/stream?url=<origin>
 #         cache   mpv's own cache (--cache=yes) on the origin
+# With --rtt MS the origin is MS ms of round trip away (delay_proxy.py relays
+# every connection, holding each chunk half of it each way and a connection's
+# first bytes one round trip more, as TCP's handshake does); serve and the
+# players stay next to each other, as on a viewer's machine.
 # Players, and why:
 #   ffmpeg (direct, serve): the issue's figures.  TTFF = wall time of
 #     `ffmpeg -i URL -frames:v 1 -f null -` from a cold start; seek = wall
@@ -55,6 +61,7 @@
 #   --no-serve           without the serve mode
 #   --no-mpv             ffmpeg only (no cache mode, no stalls)
 #   --serve-args ARGS    extra arguments appended to `vfetch serve`
+#   --rtt MS             the origin's round trip (default 0: loopback's)
 #   --no-netns           force the host loopback
 #   -h, --help           this text
 #
@@ -105,6 +112,7 @@ WANT_MPV=1
 SERVE_ARGS=""
 CELLS=$ALL_CELLS
 PLAY_CAP=""
+RTT_MS=0
 while (($#)); do
     common_option "$@"   # --quick, --reps, --no-netns, --help
     if ((NARGS)); then shift "$NARGS"; continue; fi
@@ -117,6 +125,8 @@ while (($#)); do
         --cells=*) CELLS=${1#*=} ;;
         --play-cap) PLAY_CAP=${2?--play-cap needs a value}; shift ;;
         --play-cap=*) PLAY_CAP=${1#*=} ;;
+        --rtt) RTT_MS=${2?--rtt needs a value}; shift ;;
+        --rtt=*) RTT_MS=${1#*=} ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
     shift
@@ -127,6 +137,7 @@ for cell in "${CELL_LIST[@]}"; do
     [[ ,$ALL_CELLS, == *",$cell,"* ]] || die "unknown cell '$cell' (cells: $ALL_CELLS)"
 done
 [[ -z $PLAY_CAP || $PLAY_CAP =~ ^[0-9]+$ ]] || die "--play-cap must be whole seconds"
+[[ $RTT_MS =~ ^[0-9]+$ ]] && ((RTT_MS <= 1000)) || die "--rtt must be whole milliseconds, 0-1000"
 clip_of() { echo "${1%-*}"; }
 rate_of() { echo "${1##*-}"; }
 cap_of() { echo "${PLAY_CAP:-${RATE_CAP[$(rate_of "$1")]}}"; }
@@ -162,7 +173,7 @@ if ((!SERVE)); then
     log "NOTE: serve mode not available: $SERVE_WHY"
     NOTES+=("serve mode not available: $SERVE_WHY")
 fi
-MODES=(direct)
+MODES=(local direct)
 ((SERVE)) && MODES+=(serve)
 ((WANT_MPV)) && MODES+=(cache)
 
@@ -237,6 +248,14 @@ origin_url() { echo "$ORIGIN${RATE_PATH[$(rate_of "$1")]}$(clip_of "$1").mp4"; }
 
 # ---------------------------------------------------------------- nginx
 start_nginx "$PORT"
+if ((RTT_MS)); then
+    RELAY_PORT=$(free_port 18079)
+    inns python3 "$SCRIPT_DIR/delay_proxy.py" "$RELAY_PORT" "$PORT" "$RTT_MS" 2>>"$RUN/relay.log" &
+    HELPER_PIDS+=($!)
+    for ((i = 0; i < 50; i++)); do inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$RELAY_PORT" 2>/dev/null && break; sleep 0.1; done
+    ORIGIN="http://127.0.0.1:$RELAY_PORT"
+    log "origin: $RTT_MS ms of round trip away (delay_proxy.py on port $RELAY_PORT)"
+fi
 for cell in "${CELL_LIST[@]}"; do
     got=$(inns curl -sf -r 0-7 -o /dev/null -w '%{http_code} %{content_type}' "$(origin_url "$cell")") \
         || die "nginx does not serve $(origin_url "$cell")"
@@ -333,7 +352,10 @@ ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
     url=$(origin_url "$cell")
     mark=$(wc -l <"$CSV")
     log "   $cell $mode: ffmpeg ttff, seeks"
-    if [[ $mode == serve ]]; then
+    if [[ $mode == local ]]; then
+        url="$WWW/$(clip_of "$cell").mp4"
+        ffmpeg_run "$cell" local "$rep" ttff "" "$url"
+    elif [[ $mode == serve ]]; then
         start_server "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff; return; }
         ffmpeg_run "$cell" serve "$rep" ttff "" "$(stream_url "$url")"
         stop_server
@@ -360,6 +382,7 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
     mark=$(wc -l <"$CSV")
     log "   $cell $mode: mpv $what"
     url=$(origin_url "$cell")
+    [[ $mode == local ]] && url="$WWW/$(clip_of "$cell").mp4"
     cap=$(cap_of "$cell")
     if [[ $what == play ]]; then
         opts="pb-mode=play,pb-cap=$cap"; tmo=$((cap + 15))
@@ -446,6 +469,7 @@ for cell in "${CELL_LIST[@]}"; do
 done
 meta modes "${MODES[@]}"
 meta seek_points "${SEEK_POINTS[*]}" "$SEEK_SEED" "$SEEK_CAP"
+meta rtt_ms "$RTT_MS"
 meta wrapper_ms "$WRAP_MS"
 meta nice "$(nice)"
 meta serve "$SERVE" "$SERVE_WHY"
@@ -478,7 +502,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
             [[ $mode != cache ]] && ffmpeg_mode "$cell" "$mode" "$rep"
             if ((WANT_MPV)); then
                 mpv_run "$cell" "$mode" "$rep" seek
-                mpv_run "$cell" "$mode" "$rep" play
+                # from local disk nothing stalls: no play run
+                [[ $mode != local ]] && mpv_run "$cell" "$mode" "$rep" play
             fi
         done
     done

@@ -25,7 +25,7 @@ from report_common import fmt, fnum, med, md_row, md_rule, parse_meta, read_rows
 TARGET_TTFF = {"1 MiB/s": 0.8, "100 KiB/s": 1.0}
 TARGET_SEEK = 0.12
 TARGET_STALLS = 0
-MODE_NAME = {"direct": "direct", "serve": "**through `vfetch serve`**", "cache": "mpv's own cache"}
+MODE_NAME = {"local": "local file (the player alone)", "direct": "direct", "serve": "**through `vfetch serve`**", "cache": "mpv's own cache"}
 PLAY = ("stalls", "stall_s", "played_s")
 
 
@@ -93,6 +93,14 @@ def main():
     def n(cell, mode, player, measure):
         return len(values.get((cell, mode, player, measure), []))
 
+    def floor(cell, player, measure):
+        """What the player alone takes, reading the local file: no server can go below it."""
+        lo = m(cell, "local", player, measure)
+        if math.isnan(lo):
+            return ""
+        return (f" (the player alone, from local disk: {fmt(ratio(lo, m(cell, 'direct', player, measure)))}× direct; "
+                f"serve {fmt(ratio(m(cell, 'serve', player, measure), lo))}× that)")
+
     # ------------------------------------------------------------ targets
     targets = []  # (text, ok or None)
     for cell in cells:
@@ -103,14 +111,15 @@ def main():
             if info["clip"] == "moovend" and info["rate"] in TARGET_TTFF:
                 lim = TARGET_TTFF[info["rate"]]
                 r = ratio(m(cell, "serve", player, "ttff"), m(cell, "direct", player, "ttff"))
-                targets.append((f"{cell}, {player}: TTFF through serve {fmt(r)}× direct, target ≤ {lim:g}×",
-                                None if math.isnan(r) else r <= lim))
+                targets.append((f"{cell}, {player}: TTFF through serve {fmt(r)}× direct, target ≤ {lim:g}×"
+                                + floor(cell, player, "ttff"), None if math.isnan(r) else r <= lim))
             r, way = cmp_ratio(cell, "serve", player, "seek")
             ok = None if math.isnan(r) else r <= TARGET_SEEK
             if (way == "≤ " and not ok) or (way == "≥ " and ok):
                 ok = None  # a cap leaves it open
             targets.append((f"{cell}, {player}: seek through serve {way}{fmt(r)}× direct, target ≤ {TARGET_SEEK:g}×"
-                            + (" (direct's seeks stopped at the cap: undecided)" if ok is None and way else ""), ok))
+                            + (" (direct's seeks stopped at the cap: undecided)" if ok is None and way else "")
+                            + floor(cell, player, "seek"), ok))
         if info["rate"] == "1 MiB/s" and "serve" in modes and n(cell, "serve", "mpv", "stalls"):
             s = values[(cell, "serve", "mpv", "stalls")]
             c = capped[(cell, "serve", "mpv", "stalls")]
@@ -150,6 +159,13 @@ def main():
         w("- Network: private network namespace (nginx, vfetch serve and the players on its `lo`), no link cap")
     else:
         w("- Network: **host loopback** (not root or no netns)")
+    rtt = float(meta.get("rtt_ms", "0"))
+    if rtt:
+        w(f"- **The origin {rtt:g} ms of round trip away**: `delay_proxy.py` relays each connection to nginx, "
+          "holding every chunk half of it each way and a connection's first bytes one round trip more (TCP's "
+          "handshake); serve and the players reach each other directly")
+    w("- Local file: the player reads the clip from the origin's own copy (tmpfs), the time of the player "
+      "alone; mpv's local runs are seek runs only (nothing stalls)")
     if serve_meta[0] == "1":
         sc = metas.get("serve_cmd", [["vfetch serve", ""]])[0]
         w(f"- Serve: a fresh `{sc[0].strip()}` per measurement (cold, empty cache), stopped with SIGINT "
