@@ -33,6 +33,8 @@ package struct SegmentScheduler: Sendable {
         package var learnsBursts = false
         /// A pause of at least this long, after at least `minimumBurst` bytes, ends a response's burst.
         package var burstGap = 0.3
+        /// A reader waiting at its holder's next byte races it after this much silence (see `hurry`).
+        package var hurryGap = 0.1
         package var minimumBurst: Int64 = 256 << 10
         /// Until the burst is known, requests ask for this much: nginx's default first chunk, so the first
         /// requests of a download do not all pause together after it. After three responses that delivered
@@ -514,22 +516,20 @@ package struct SegmentScheduler: Sendable {
     }
 
     /// A reader waits for the byte at `offset`, which its holder fetches next, and the holder has paused
-    /// (sent nothing for `burstGap`): its response is past its burst (nginx sends a response's first
-    /// second at once and the next a second later), so a fresh request, which starts with a burst of its
-    /// own, races it from there, once. Call it every turn while the reader waits.
+    /// (sent nothing for `hurryGap`): its response is likely past its burst (nginx sends a response's
+    /// first second at once and the next a second later), so a fresh request, which starts with a burst
+    /// of its own, races it from there, once. Call it every turn while the reader waits.
     package mutating func hurry(_ offset: Int64, now: Double) {
         guard rangeRequests, let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end }),
             segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]],
             segments[index].next + configuration.alignment > offset,
-            now - (holder.lastReceivedAt ?? holder.startedAt) >= configuration.burstGap
+            now - (holder.lastReceivedAt ?? holder.startedAt) >= configuration.hurryGap
         else { return }
         segments[index].raceSoon = true
     }
 
     /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
     /// stop for it, the one furthest into the file outside every window, whose bytes are needed last.
-    /// When every connection serves a window, urgent work takes the chunk furthest into its window; never
-    /// one a reader or the container's index waits for: stopped, its bytes would cost a fresh request.
     package var transferToPreempt: TransferID? {
         let windows = playbackWindows
         let urgent = segments.contains { ($0.urgent && $0.holders.isEmpty) || $0.raceSoon }
@@ -537,14 +537,8 @@ package struct SegmentScheduler: Sendable {
         guard urgent || readersWait else { return nil }
         let held = segments.filter { !$0.holders.isEmpty }
         let background = held.filter { segment in !windows.contains { $0.overlaps(segment.range) } }
-        if let victim = background.max(by: { $0.next < $1.next }) { return victim.holders.first }
-        guard urgent else { return nil }
-        let pinned = playback?.pinned ?? []
-        func lead(_ segment: Segment) -> Int64 {
-            if pinned.contains(where: { $0.overlaps(segment.range) }) { return 0 }
-            return windows.filter { $0.overlaps(segment.range) }.map { segment.next - $0.lowerBound }.min() ?? 0
-        }
-        return held.filter { lead($0) > 0 }.max { lead($0) < lead($1) }?.holders.first
+        let victim = background.max { $0.next < $1.next } ?? (urgent ? held.max { $0.next < $1.next } : nil)
+        return victim?.holders.first
     }
 
     /// The ranges playback wants next: `lookahead` bytes from each reader's position, or without
