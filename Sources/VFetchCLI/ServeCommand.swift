@@ -68,7 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-cache-size"), help: "Evict least recently used entries beyond this size (K, M, G, T).")
     var maxCacheSize = ByteCount(argument: "10G")!
 
-    @Option(help: "What to fetch beyond what players read: full (the whole file), window (64 MiB ahead of each player), none.")
+    @Option(
+        help: "What to fetch beyond what players read: full (the whole file), window (64 MiB ahead of each player), none (1 MiB ahead).")
     var prefetch = ReaderDemand.Prefetch.full
 
     @Option(name: [.customShort("c"), .long], help: "Parallel connections per file at most (1-256).")
