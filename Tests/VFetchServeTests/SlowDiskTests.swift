@@ -33,9 +33,10 @@ import VFetchCore
         let disk = Task {
             try await cache.disk.runIfActive {
                 stuckNow.finish()
-                // Stuck until the page is answered (at most 20 s): on a loaded machine a fixed second may pass
-                // before the client even connects, and a page that needs this thread never comes first.
-                for _ in 0..<2000 where !order.list.contains("/") { usleep(10_000) }
+                // Stuck until the page is answered (at most 120 s, within the test's limit): on a loaded machine
+                // a fixed second may pass before the client even connects (beside the whole suite, in CI, the
+                // page once took over 20 s), and a page that needs this thread never comes first.
+                for _ in 0..<12_000 where !order.list.contains("/") { usleep(10_000) }
                 order.record("disk")
             }
         }
