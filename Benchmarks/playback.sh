@@ -245,6 +245,7 @@ note_loopback
 PORT=$(free_port 18080)
 ORIGIN="http://127.0.0.1:$PORT"
 origin_url() { echo "$ORIGIN${RATE_PATH[$(rate_of "$1")]}$(clip_of "$1").mp4"; }   # cell -> URL
+local_path() { echo "$WWW/$(clip_of "$1").mp4"; }   # cell -> the clip nginx serves, for the local mode
 
 # ---------------------------------------------------------------- nginx
 start_nginx "$PORT"
@@ -353,7 +354,7 @@ ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
     mark=$(wc -l <"$CSV")
     log "   $cell $mode: ffmpeg ttff, seeks"
     if [[ $mode == local ]]; then
-        url="$WWW/$(clip_of "$cell").mp4"
+        url=$(local_path "$cell")
         ffmpeg_run "$cell" local "$rep" ttff "" "$url"
     elif [[ $mode == serve ]]; then
         start_server "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff; return; }
@@ -382,7 +383,7 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
     mark=$(wc -l <"$CSV")
     log "   $cell $mode: mpv $what"
     url=$(origin_url "$cell")
-    [[ $mode == local ]] && url="$WWW/$(clip_of "$cell").mp4"
+    [[ $mode == local ]] && url=$(local_path "$cell")
     cap=$(cap_of "$cell")
     if [[ $what == play ]]; then
         opts="pb-mode=play,pb-cap=$cap"; tmo=$((cap + 15))
