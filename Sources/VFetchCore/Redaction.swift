@@ -27,10 +27,43 @@ package func redactedHeader(_ line: String) -> String {
     return line[..<colon] + ": ***"
 }
 
-/// `text` (a message, an error) with the user information of every URL in it redacted as
-/// `redactedURL` does. A URL's authority is taken to end at `/`, `?`, `#`, white space, `"`, `<` or
-/// `>`; its user information is what comes before the last `@` in it.
+/// `text` (a message, an error) as it may be shown: the user information of every URL in it redacted
+/// as `redactedURL` does, and every run of more than `longestShownRun` characters without white space
+/// (a URI a hostile playlist made megabytes long) cut to its start and how much was left out.
+/// A URL's authority is taken to end at `/`, `?`, `#`, white space, `"`, `<` or `>`; its user
+/// information is what comes before the last `@` in it.
 package func redactingCredentials(in text: String) -> String {
+    clippingLongRuns(in: redactedUserInformation(in: text))
+}
+
+/// The longest run of non-space characters shown whole: a signed CDN URL fits, a URI of megabytes does not.
+package let longestShownRun = 2048
+
+private func clippingLongRuns(in text: String) -> String {
+    guard text.utf8.count > longestShownRun else { return text }
+    let bytes = Array(text.utf8)
+    func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+    var shown: [UInt8] = []
+    var start = 0
+    while start < bytes.count {
+        var end = start
+        while end < bytes.count, !isSpace(bytes[end]) { end += 1 }
+        if end - start > longestShownRun {
+            var cut = start + longestShownRun / 2
+            while bytes[cut] & 0xC0 == 0x80 { cut -= 1 }  // not inside a character's UTF-8 bytes
+            shown += bytes[start..<cut]
+            shown += Array("…(\(end - cut) more bytes)".utf8)
+        } else {
+            shown += bytes[start..<end]
+        }
+        start = end
+        while start < bytes.count, isSpace(bytes[start]) { start += 1 }
+        shown += bytes[end..<start]
+    }
+    return String(decoding: shown, as: UTF8.self)
+}
+
+private func redactedUserInformation(in text: String) -> String {
     var result = ""
     var rest = text[...]
     while let separator = rest.range(of: "://") {

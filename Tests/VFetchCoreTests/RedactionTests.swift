@@ -38,6 +38,17 @@ import Testing
             redactingCredentials(in: "mail ann@example.com about http://example.com/") == "mail ann@example.com about http://example.com/")
     }
 
+    @Test func aURIOfMegabytesIsCutToItsStart() {
+        let uri = "http://ann:pw@example.com/" + String(repeating: "a", count: 1 << 20)
+        let shown = redactingCredentials(in: "segment unavailable: \(uri): HTTP 404")
+        #expect(shown.utf8.count < 2 * longestShownRun)
+        #expect(shown.hasPrefix("segment unavailable: http://ann:***@example.com/aaa"))
+        // The run ends at the space: the redacted password is one byte longer, and the colon goes too.
+        #expect(shown.hasSuffix("aaa…(\(uri.utf8.count + 2 - longestShownRun / 2) more bytes) HTTP 404"))
+        let signed = "https://cdn.example.com/v.mp4?X-Amz-Signature=" + String(repeating: "f", count: 1500)
+        #expect(redactingCredentials(in: "from \(signed)  and\tmore") == "from \(signed)  and\tmore")
+    }
+
     @Test(arguments: [
         ("Authorization: Bearer s3cret", "Authorization: ***"),
         ("authorization:Basic czNjcmV0", "authorization: ***"),
