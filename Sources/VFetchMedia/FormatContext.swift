@@ -6,6 +6,21 @@ import CAVFormat
     import Darwin
 #endif
 
+/// The demuxers vfetch lets libavformat choose, by libavformat's names (each matches a demuxer
+/// whose names include it, so "mov" is "mov,mp4,m4a,3gp,3g2,mj2"). None opens another URL.
+enum InputFormats {
+    /// Media files: MP4 and QuickTime, Matroska and WebM, MPEG-TS, and bare audio.
+    static let media = "mov,matroska,mpegts,aac,ac3,eac3,mp3"
+    /// HLS and DASH segments: media files, and WebVTT subtitles.
+    static let segments = media + ",webvtt"
+
+    /// Whether a demuxer's names (such as "mov,mp4,m4a,3gp,3g2,mj2") include one of `formats`, as
+    /// libavformat matches its `format_whitelist`.
+    static func allow(_ name: String, in formats: String) -> Bool {
+        !Set(name.split(separator: ",")).isDisjoint(with: formats.split(separator: ","))
+    }
+}
+
 /// One opened `AVFormatContext` that reads through an ``IOContext``. Confined to the probing thread.
 final class FormatContext {
     let raw: UnsafeMutablePointer<AVFormatContext>
@@ -13,10 +28,10 @@ final class FormatContext {
     /// keeps it alive and it is freed after the format context is closed.
     let io: IOContext
 
-    /// Probes the format and reads the header, reading at most `probeSize` bytes and
-    /// `analyzeDuration` microseconds of packets for stream information later.
-    /// The corresponding call is `avformat_open_input`.
-    init(io: IOContext, url: String, probeSize: Int64, analyzeDuration: Int64) throws(AVFormatError) {
+    /// Probes the format, one of `formats` (see ``InputFormats``), and reads the header, reading at
+    /// most `probeSize` bytes and `analyzeDuration` microseconds of packets for stream information
+    /// later. The corresponding call is `avformat_open_input`.
+    init(io: IOContext, url: String, formats: String, probeSize: Int64, analyzeDuration: Int64) throws(AVFormatError) {
         _ = LibAV.silenced
         guard let context = LibAV.allocateFormatContext() else {
             throw AVFormatError(code: LibAV.error(ENOMEM), call: "avformat_alloc_context")
@@ -25,8 +40,30 @@ final class FormatContext {
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         context.pointee.probesize = probeSize
         context.pointee.max_analyze_duration = analyzeDuration
-        self.raw = try LibAV.openInput(context, url: url)
+        do {
+            try LibAV.restrictInput(context, to: formats)
+        } catch {
+            LibAV.freeContext(context)
+            throw error
+        }
+        do {
+            self.raw = try LibAV.openInput(context, url: url)
+        } catch {
+            // libavformat refuses a demuxer not on the list with `EINVAL`, and does not say which.
+            guard error.code == LibAV.error(EINVAL) else { throw error }
+            throw Self.refusal(of: io.io.source, url: url, formats: formats) ?? error
+        }
         self.io = io
+    }
+
+    /// Why libavformat refused the bytes of `source` when it would read them with a demuxer not
+    /// among `formats`, named by probing their start again; nil when it would not.
+    private static func refusal(of source: any MediaByteSource, url: String, formats: String) -> AVFormatError? {
+        guard let io = try? IOContext(source: source, bufferSize: 64 << 10),
+            let name = LibAV.probeFormatName(io.raw, url: url), !InputFormats.allow(name, in: formats)
+        else { return nil }
+        return AVFormatError(
+            code: LibAV.errorInvalidData, call: "libavformat reads these bytes as \(name), a format vfetch does not open")
     }
 
     deinit {

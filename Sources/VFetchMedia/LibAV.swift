@@ -36,6 +36,7 @@ private struct Symbols {
     let malloc: @convention(c) (Int) -> UnsafeMutableRawPointer?
     let free: @convention(c) (UnsafeMutableRawPointer?) -> Void
     let freep: @convention(c) (UnsafeMutableRawPointer?) -> Void
+    let strdup: @convention(c) (UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>?
     let ioAllocContext:
         @convention(c) (
             UnsafeMutablePointer<UInt8>?, Int32, Int32, UnsafeMutableRawPointer?, ReadPacket?, ReadPacket?, Seek?
@@ -46,6 +47,11 @@ private struct Symbols {
         @convention(c) (
             UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<CChar>?,
             UnsafePointer<AVInputFormat>?, UnsafeMutablePointer<OpaquePointer?>?
+        ) -> Int32
+    let probeInputBuffer:
+        @convention(c) (
+            UnsafeMutablePointer<AVIOContext>?, UnsafeMutablePointer<UnsafePointer<AVInputFormat>?>?, UnsafePointer<CChar>?,
+            UnsafeMutableRawPointer?, UInt32, UInt32
         ) -> Int32
     let findStreamInfo: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
     let seekFrame: @convention(c) (UnsafeMutablePointer<AVFormatContext>?, Int32, Int64, Int32) -> Int32
@@ -107,11 +113,13 @@ private struct Symbols {
             let malloc = symbol("av_malloc", as: (@convention(c) (Int) -> UnsafeMutableRawPointer?).self),
             let free = symbol("av_free", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
             let freep = symbol("av_freep", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
+            let strdup = symbol("av_strdup", as: (@convention(c) (UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>?).self),
             let ioAllocContext = symbol("avio_alloc_context", as: Self.ioAllocContextType),
             let ioContextFree = symbol(
                 "avio_context_free", as: (@convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?) -> Void).self),
             let allocContext = symbol("avformat_alloc_context", as: (@convention(c) () -> UnsafeMutablePointer<AVFormatContext>?).self),
             let openInput = symbol("avformat_open_input", as: Self.openInputType),
+            let probeInputBuffer = symbol("av_probe_input_buffer2", as: Self.probeInputBufferType),
             let findStreamInfo = symbol(
                 "avformat_find_stream_info",
                 as: (@convention(c) (UnsafeMutablePointer<AVFormatContext>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32).self),
@@ -156,6 +164,7 @@ private struct Symbols {
                 "av_dict_copy", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32).self)
         else { return nil }
         (self.logSetLevel, self.strerror, self.malloc, self.free, self.freep) = (logSetLevel, strerror, malloc, free, freep)
+        (self.strdup, self.probeInputBuffer) = (strdup, probeInputBuffer)
         (self.ioAllocContext, self.ioContextFree, self.allocContext) = (ioAllocContext, ioContextFree, allocContext)
         (self.openInput, self.findStreamInfo, self.seekFrame, self.closeInput) = (openInput, findStreamInfo, seekFrame, closeInput)
         (self.indexEntryCount, self.indexEntry, self.codecName) = (indexEntryCount, indexEntry, codecName)
@@ -180,6 +189,11 @@ private struct Symbols {
         (@convention(c) (
             UnsafeMutablePointer<UnsafeMutablePointer<AVFormatContext>?>?, UnsafePointer<AVOutputFormat>?,
             UnsafePointer<CChar>?, UnsafePointer<CChar>?
+        ) -> Int32).self
+    static let probeInputBufferType =
+        (@convention(c) (
+            UnsafeMutablePointer<AVIOContext>?, UnsafeMutablePointer<UnsafePointer<AVInputFormat>?>?, UnsafePointer<CChar>?,
+            UnsafeMutableRawPointer?, UInt32, UInt32
         ) -> Int32).self
     static let openInputType =
         (@convention(c) (
@@ -223,6 +237,7 @@ enum LibAV {
         case error(ENOMEM): "AVERROR(ENOMEM)"
         case error(EINVAL): "AVERROR(EINVAL)"
         case error(EIO): "AVERROR(EIO)"
+        case error(EPERM): "AVERROR(EPERM)"
         default: "AVERROR \(code)"
         }
     }
@@ -267,6 +282,32 @@ enum LibAV {
 
     /// The corresponding call is `avformat_alloc_context`.
     static func allocateFormatContext() -> UnsafeMutablePointer<AVFormatContext>? { Symbols.loaded?.allocContext() }
+
+    /// Lets libavformat choose only among the demuxers named in `formats` (its names, comma-separated)
+    /// and open no I/O beyond the context's own `pb`. A playlist demuxer (hls, dash) would otherwise
+    /// open the URLs the bytes list, and another demuxer (libgme) inflate gzipped bytes whole.
+    /// libavformat frees the lists with the context, so they come from `av_strdup`.
+    static func restrictInput(_ context: UnsafeMutablePointer<AVFormatContext>, to formats: String) throws(AVFormatError) {
+        guard let library = Symbols.loaded else { throw AVFormatError(code: error(ENOSYS), call: Symbols.failure) }
+        context.pointee.format_whitelist = library.strdup(formats)
+        // No protocol has this name; nested opens go through `io_open` first anyway.
+        context.pointee.protocol_whitelist = library.strdup("none")
+        guard context.pointee.format_whitelist != nil, context.pointee.protocol_whitelist != nil else {
+            throw AVFormatError(code: error(ENOMEM), call: "av_strdup")
+        }
+        // Refuses every nested open (a playlist's segment, an MP4's external data reference).
+        context.pointee.io_open = { _, _, _, _, _ in LibAV.error(EPERM) }
+    }
+
+    /// The name of the demuxer libavformat would choose for the bytes `io` reads, by the demuxers'
+    /// probe functions alone: no header is read. The corresponding call is `av_probe_input_buffer2`.
+    static func probeFormatName(_ io: UnsafeMutablePointer<AVIOContext>, url: String) -> String? {
+        var format: UnsafePointer<AVInputFormat>?
+        guard let library = Symbols.loaded, library.probeInputBuffer(io, &format, url, nil, 0, 0) >= 0,
+            let name = format?.pointee.name
+        else { return nil }
+        return String(cString: name)
+    }
 
     /// Probes the format and reads the header. On failure libavformat has freed the context (but
     /// not a custom `pb`). The corresponding call is `avformat_open_input`.

@@ -121,7 +121,7 @@ public final class MediaProbe {
         let context: FormatContext
         do {
             context = try FormatContext(
-                io: io, url: url, probeSize: probeSize, analyzeDuration: analyzeDuration)
+                io: io, url: url, formats: InputFormats.media, probeSize: probeSize, analyzeDuration: analyzeDuration)
         } catch {
             if io.io.aborted { throw .aborted }
             guard let missing = io.io.missing else { throw .invalidData(error.description) }

@@ -189,7 +189,7 @@ final class RemuxInput {
             packet = try Packet()
             let io = try IOContext(source: chain, bufferSize: StreamRemuxer.bufferSize)
             context = try FormatContext(
-                io: io, url: StreamRemuxer.inputURL, probeSize: StreamRemuxer.probeSize,
+                io: io, url: StreamRemuxer.inputURL, formats: InputFormats.segments, probeSize: StreamRemuxer.probeSize,
                 analyzeDuration: StreamRemuxer.analyzeDuration)
         } catch {
             throw .invalidData("track \(number): \(chain.failure ?? error.description)")

@@ -1,0 +1,118 @@
+import Foundation
+import TestOrigin
+import Testing
+import VFetchMedia
+
+/// Bytes that would make libavformat reach beyond them (issue 27): playlists whose demuxers open
+/// the URLs they list, and a compressed file a demuxer would inflate whole. Probing and remuxing
+/// read only the bytes they are given, through the demuxers vfetch means to use.
+@Suite struct HostileMediaTests {
+    /// An HLS media playlist or a DASH manifest whose one segment is `url`.
+    enum Playlist: String, CaseIterable, Sendable {
+        case hls
+        case dash
+
+        func text(naming url: String) -> String {
+            switch self {
+            case .hls:
+                "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\n\(url)\n#EXT-X-ENDLIST\n"
+            case .dash:
+                """
+                <?xml version="1.0" encoding="utf-8"?>
+                <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" minBufferTime="PT1S" \
+                mediaPresentationDuration="PT10S" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011">
+                  <Period>
+                    <AdaptationSet mimeType="video/mp4" contentType="video">
+                      <Representation id="1" bandwidth="100000" codecs="avc1.42c01e" width="320" height="240">
+                        <BaseURL>\(url)</BaseURL>
+                      </Representation>
+                    </AdaptationSet>
+                  </Period>
+                </MPD>
+
+                """
+            }
+        }
+    }
+
+    @Test(arguments: Playlist.allCases)
+    func probingAPlaylistOpensNothing(_ playlist: Playlist) async throws {
+        let origin = try await TestOrigin.start()
+        let fixture = try await Fixture.fragmentedMP4.path
+        origin.publish("/private.mp4", try bytes(of: fixture))
+        let path = try temporaryFile(Array(playlist.text(naming: origin.url("/private.mp4")).utf8), name: "video.mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = await #expect(throws: MediaError.self) { try await withProbe(path: path) { $0.info } }
+        try await origin.shutdown()
+        #expect(origin.requests.isEmpty, "\(origin.requests.map(\.path))")
+        guard case .invalidData(let message)? = error else {
+            Issue.record("\(String(describing: error)), expected .invalidData")
+            return
+        }
+        #expect(message.contains("as \(playlist.rawValue), a format vfetch does not open"), "\(message)")
+    }
+
+    /// A segment that is itself an HLS playlist, naming a private address, then a local file: the
+    /// remuxer reads neither, and says why.
+    @Test func remuxingAPlaylistSegmentOpensNothing() async throws {
+        let origin = try await TestOrigin.start()
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let marker = "vfetch-local-secret-\(UUID().uuidString)"
+        let secret = directory + "/secret.ts"
+        try "WEBVTT\n\n00:00.000 --> 00:05.000\n\(marker)\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        origin.publish("/private.ts", Array("WEBVTT\n\n00:00.000 --> 00:05.000\n\(marker)\n".utf8))
+
+        for (index, target) in [origin.url("/private.ts"), "file://" + secret].enumerated() {
+            let segment = directory + "/segment\(index).ts"
+            try Playlist.hls.text(naming: target).write(toFile: segment, atomically: true, encoding: .utf8)
+            let output = directory + "/out\(index).mkv"
+            let error = await #expect(throws: MediaError.self) {
+                try await onThread { () throws(MediaError) in
+                    try StreamRemuxer.remux(tracks: [RemuxTrack(files: [segment])], to: output)
+                }
+            }
+            if case .invalidData(let message)? = error {
+                #expect(message.contains("as hls, a format vfetch does not open"), "\(message)")
+            } else {
+                Issue.record("\(target): \(String(describing: error)), expected .invalidData")
+            }
+            for path in [output, output + ".tmp"] {
+                guard let written = FileManager.default.contents(atPath: path) else { continue }
+                #expect(written.range(of: Data(marker.utf8)) == nil, "\(target): the output holds the marker")
+            }
+        }
+        try await origin.shutdown()
+        #expect(origin.requests.isEmpty, "\(origin.requests.map(\.path))")
+    }
+
+    /// 64 MiB of zeros gzipped (some 64 KiB), which libavformat's libgme demuxer would read as a
+    /// game music file and inflate whole: refused before any demuxer reads it.
+    @Test func gzippedZerosAreNotInflated() async throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/video.mp4"
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: 64 << 20)
+        try handle.close()
+        let gzip = try await runTool("gzip", ["-9", "-f", path])
+        #expect(gzip.status == 0, "\(gzip.standardError)")
+        let bomb = path + ".gz"
+        #expect(try fileLength(bomb) < 1 << 20)
+
+        let probed = await #expect(throws: MediaError.self) { try await withProbe(path: bomb) { $0.info } }
+        let remuxed = await #expect(throws: MediaError.self) {
+            try await onThread { () throws(MediaError) in
+                try StreamRemuxer.remux(tracks: [RemuxTrack(files: [bomb])], to: directory + "/out.mp4")
+            }
+        }
+        for error in [probed, remuxed] {
+            guard case .invalidData(let message)? = error else {
+                Issue.record("\(String(describing: error)), expected .invalidData")
+                continue
+            }
+            #expect(message.contains("as libgme, a format vfetch does not open"), "\(message)")
+        }
+    }
+}
