@@ -125,7 +125,10 @@ extension StreamJob {
         -> Result<[String], DownloadError>
     {
         let kept = Set(state.manifest.kept.map(\.fetch))
-        let requests = batch.map { SegmentFetcher.Request(url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange) }
+        let requests = batch.map {
+            SegmentFetcher.Request(
+                url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange, file: state.parts.path(of: $0))
+        }
         var lengths: [Int: Int64] = [:]
         for (position, fetch) in batch.enumerated() {
             if let range = list.resources[fetch].byteRange { lengths[position] = Int64(range.count) }
@@ -140,22 +143,26 @@ extension StreamJob {
             if let type = body.contentType?.lowercased(), type.hasPrefix("text/html") {
                 return .invalid("an HTML page, not a segment")
             }
-            var data = body.bytes
+            var cipher: AES128CBC?
             if let segment = list.segments[fetch], case .aes128(let key, let iv) = segment.encryption {
                 guard let keyBytes = keys[key] else { return .invalid("no key") }
                 do {
-                    let sequenceIV = AES128CBC.hlsIV(mediaSequence: UInt64(max(0, segment.sequence)))
-                    data = try AES128CBC.decrypt(data, key: keyBytes, iv: iv ?? sequenceIV)
+                    cipher = try AES128CBC(key: keyBytes, iv: iv ?? AES128CBC.hlsIV(mediaSequence: UInt64(max(0, segment.sequence))))
                 } catch {
                     return .invalid("cannot decrypt with its key: \(error)")
                 }
             }
-            do throws(DownloadError) {
-                try state.keep(data, fetch: fetch)
+            do throws(StreamParts.SealFailure) {
+                let sealed = try state.parts.seal(fetch, length: body.length, decrypting: cipher)
+                do throws(DownloadError) { try state.keep(fetch: fetch, size: sealed.size, tag: sealed.tag) } catch { throw .output(error) }
             } catch {
-                state.writeError = state.writeError ?? error
-                signal.cancel()
-                return .invalid("\(error)")
+                switch error {
+                case .decryption(let reason): return .invalid("cannot decrypt with its key: \(reason)")
+                case .output(let error):
+                    state.writeError = state.writeError ?? error
+                    signal.cancel()
+                    return .invalid("\(error)")
+                }
             }
             if firstTrack.contains(fetch) { state.secondsDone += list.segments[fetch]?.duration ?? 0 }
             events?.yield(
@@ -190,12 +197,12 @@ final class SegmentState {
         bytes = resumedBytes
     }
 
-    func keep(_ data: [UInt8], fetch: Int) throws(DownloadError) {
-        try parts.write(data, fetch: fetch)
-        let entry = StreamManifest.Kept(fetch: fetch, size: Int64(data.count), tag: BlockTag.of(data))
+    /// Records a fetch whose file is final (`StreamParts.seal`).
+    func keep(fetch: Int, size: Int64, tag: UInt32) throws(DownloadError) {
+        let entry = StreamManifest.Kept(fetch: fetch, size: size, tag: tag)
         manifest.kept.append(entry)
         manifest.fetches = max(manifest.fetches, fetch + 1)
-        bytes += Int64(data.count)
+        bytes += size
         // A live recording cannot resume (its window moves on), so it keeps no manifest.
         if !isLive { try parts.append(entry) }
     }

@@ -256,6 +256,28 @@ struct StreamGetTests {
         #expect(result.standardError.contains("HTML page"))
     }
 
+    @Test func aWholeFileForAByteRangePastTheSegmentLimitIsRefusedBeforeItsBody() async throws {
+        // The range's 100 bytes come after 9 EB of others when the origin ignores Range: its endless 200 must
+        // not be read in the hope of reaching them.
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n#EXT-X-BYTERANGE:100@9000000000000000000\nall.ts\n#EXT-X-ENDLIST\n"
+        var endless = OriginBehavior()
+        endless.contentType = "video/mp2t"
+        endless.endlessBodyBytes = 64 << 20
+        var type = OriginBehavior()
+        type.contentType = Self.mpegurl
+        try await withOrigin { origin, directory in
+            origin.publish("/a/index.m3u8", Array(playlist.utf8), behavior: type)
+            origin.publish("/a/all.ts", Array(repeating: 0x47, count: 188), behavior: endless)
+            let output = directory + "/out.mp4"
+            let result = try await vfetch(["get", origin.url("/a/index.m3u8"), "-o", output, "--retries", "1"])
+            #expect(result.status == 13, "\(result.standardError)")
+            #expect(result.standardError.contains("whole file (200) for a byte range"), "\(result.standardError)")
+            // Two answers refused at their heads: only what the origin wrote before the client hung up.
+            #expect(origin.bytesServed("/a/all.ts") < 16 << 20, "\(origin.bytesServed("/a/all.ts")) bytes sent")
+            #expect(!exists(output))
+        }
+    }
+
     @Test func aStreamWithDRMIsRefusedSayingSo() async throws {
         let playlist = """
             #EXTM3U
