@@ -68,11 +68,12 @@ extension StreamJob {
         var fetched = 0  // fetches of the batches before
         var ended = !isLive
         var lastReload = fetcher.now
-        var reloadAfter = lists.compactMap { $0?.targetDuration }.min() ?? 2
+        var pacing = LiveReloadPacing(targetDuration: lists.compactMap { $0?.targetDuration }.min())
         while true {
             let batch = Array(fetched..<list.resources.count)
             let newKeys = Set(batch.compactMap { list.segments[$0]?.keyURL }).subtracting(keys.keys)
-            for (url, key) in try fetchKeys(Array(newKeys), fetcher) { keys[url] = key }
+            guard let fetchedKeys = try endingRecording(isLive, { try fetchKeys(Array(newKeys), fetcher) }) else { break }
+            for (url, key) in fetchedKeys { keys[url] = key }
             switch fetchBatch(batch, of: list, keys: keys, state: state, fetcher) {
             case .failure(.interrupted) where isLive && state.writeError == nil:
                 ended = true  // Ctrl-C ends a recording: what arrived is saved
@@ -81,19 +82,20 @@ extension StreamJob {
             }
             fetched = list.resources.count
             if let duration = options.recordDuration, list.trackSeconds[0] >= duration { ended = true }
-            // A live playlist is read again after its target duration, or half of one when it had not changed.
-            guard !ended, waitUntil(lastReload + reloadAfter, fetcher) else { break }
+            guard !ended, waitUntil(lastReload + pacing.interval, fetcher) else { break }
             lastReload = fetcher.now
-            // Segments listed in the document itself (DASH) come with the document read again.
-            let inline = tracks.contains { if case .list = $0.segments { true } else { false } }
-            let fresh = inline ? try readCatalog(fetcher).tracks : []
-            let current = tracks.map { track in fresh.first { $0.id == track.id } ?? track }
-            let reloaded = try segmentLists(of: current, fetcher)
+            let reload = {
+                // Segments listed in the document itself (DASH) come with the document read again.
+                let inline = tracks.contains { if case .list = $0.segments { true } else { false } }
+                let fresh = inline ? try self.readCatalog(fetcher).tracks : []
+                let current = tracks.map { track in fresh.first { $0.id == track.id } ?? track }
+                return try self.segmentLists(of: current, fetcher)
+            }
+            guard let reloaded = try endingRecording(isLive, reload) else { break }
             for (track, segments) in reloaded.enumerated() {
                 if let segments { try list.append(segments, track: track) }
             }
-            let target = reloaded.compactMap { $0?.targetDuration }.min() ?? reloadAfter
-            reloadAfter = list.resources.count > fetched ? target : target / 2
+            pacing.reloaded(targetDuration: reloaded.compactMap { $0?.targetDuration }.min(), changed: list.resources.count > fetched)
             ended = reloaded.allSatisfy { $0?.isComplete != false }
         }
         let kept = Set(state.manifest.kept.map(\.fetch))
@@ -106,6 +108,16 @@ extension StreamJob {
         return StreamDownloadSummary(
             tracks: saved, partsDirectory: parts.directory, segments: list.resources.count, resumedSegments: earlier.count,
             bytes: state.bytes, seconds: elapsed, skipped: skipped)
+    }
+
+    /// What `body` answers; nil when Ctrl-C stopped it during a live recording, which then ends and is saved
+    /// wherever the stop came (a playlist's reload, a key's fetch), as ffmpeg and yt-dlp keep a recording.
+    func endingRecording<T>(_ isLive: Bool, _ body: () throws -> T) throws -> T? {
+        do {
+            return try body()
+        } catch DownloadError.interrupted where isLive {
+            return nil
+        }
     }
 
     /// Segments a live recording starts with: the last few of the window, as ffmpeg and streamlink do.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestOrigin
 import Testing
 
@@ -297,8 +298,8 @@ struct StreamGetTests {
 /// A live HLS stream whose window slides while `get` records it.
 @Suite(.enabled(if: StreamFixture.isAvailable, "needs ffmpeg to make the streams"))
 struct LiveStreamTests {
-    static func window(_ segments: ClosedRange<Int>, names: [String], ended: Bool) -> [UInt8] {
-        var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:\(segments.lowerBound)\n"
+    static func window(_ segments: ClosedRange<Int>, names: [String], ended: Bool, target: Int = 1) -> [UInt8] {
+        var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(target)\n#EXT-X-MEDIA-SEQUENCE:\(segments.lowerBound)\n"
         for index in segments { text += "#EXTINF:2.0,\n\(names[index])\n" }
         if ended { text += "#EXT-X-ENDLIST\n" }
         return Array(text.utf8)
@@ -363,6 +364,60 @@ struct LiveStreamTests {
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
             #expect(!exists(parts))
+        }
+    }
+
+    @Test func aTargetDurationOfZeroIsReadOnceASecondAtMostAndCtrlCSavesTheRecording() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        let names = try Self.segmentNames(of: fixture)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            Self.publishLive(origin, Self.window(0...2, names: names, ended: false, target: 0))
+            let output = directory + "/live.mp4"
+            let started = ContinuousClock.now
+            let stopped = Mutex<Duration?>(nil)
+            let result = try await vfetch(
+                ["get", origin.url("/s/live.m3u8"), "-o", output],
+                interruptWhen: {
+                    // Three seconds of recording, its segments in: then Ctrl-C.
+                    guard origin.requests.filter({ $0.path.hasSuffix(".ts") }).count >= 3, started.duration(to: .now) >= .seconds(3)
+                    else { return false }
+                    stopped.withLock { $0 = started.duration(to: .now) }
+                    return true
+                })
+            let seconds = try #require(stopped.withLock { $0 }).components.seconds
+            // get's probe and the first read, then at most one read a second (before: 22 a second).
+            let reads = origin.requests.filter { $0.path == "/s/live.m3u8" }.count
+            #expect(reads <= 3 + Int(seconds), "\(reads) reads in \(seconds) s")
+            #expect(result.status == 0, "\(result.standardError)")
+            let probed = try await StreamGetTests.probe(output)
+            #expect(probed.kinds.sorted() == ["audio", "video"])
+            #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
+        }
+    }
+
+    @Test func ctrlCDuringAPlaylistsReloadSavesTheRecording() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        let names = try Self.segmentNames(of: fixture)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            Self.publishLive(origin, Self.window(0...2, names: names, ended: false))
+            // Once the stream's first read is answered, the playlist crawls: the reload is in flight at the Ctrl-C.
+            let crawl = Task {
+                while origin.requests.filter({ $0.path == "/s/live.m3u8" }).count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+                var slow = OriginBehavior()
+                slow.contentType = "application/vnd.apple.mpegurl"
+                slow.bytesPerSecond = 16
+                origin.setBehavior("/s/live.m3u8", slow)
+            }
+            let output = directory + "/live.mp4"
+            let result = try await vfetch(
+                ["get", origin.url("/s/live.m3u8"), "-o", output],
+                interruptWhen: { origin.requests.filter { $0.path == "/s/live.m3u8" }.count >= 3 })
+            try await crawl.value
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
+            #expect(!exists(output + ".parts"))
         }
     }
 
