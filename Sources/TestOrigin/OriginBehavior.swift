@@ -49,6 +49,9 @@ public struct OriginBehavior: Sendable {
     public var retryAfter: Int? = nil
     /// Stream with `Transfer-Encoding: chunked`, no `Content-Length`, no `Accept-Ranges` (Range ignored).
     public var chunked: Bool = false
+    /// Ignore `Range` and answer every GET with 200 and a body of this many bytes (the file's bytes over and
+    /// over), chunked, so no length is known before it ends: a broken or hostile origin's endless body. nil = off.
+    public var endlessBodyBytes: Int? = nil
     /// Answer 200 with `Content-Type: text/html` and a small HTML error page instead of the file.
     public var htmlErrorBody: Bool = false
     /// Signed-URL lifetime for the `/signed/` route in seconds (default 2).

@@ -155,12 +155,14 @@ final class OriginHandler: ChannelInboundHandler {
                 break
             }
             guard context.channel.isWritable else { return }  // back-pressure: wait for writability
-            guard let count = nextChunkSize(&current, remaining: remaining, chunksWritten: chunksWritten, context: context) else {
+            guard var count = nextChunkSize(&current, remaining: remaining, chunksWritten: chunksWritten, context: context) else {
                 stream = current  // a chunk booked on the link, or burst bytes counted
                 return
             }
-
-            let slice = current.body.bytes[current.offset..<current.offset + count]
+            // A body longer than its bytes repeats them.
+            let start = current.offset % current.body.bytes.count
+            count = min(count, current.body.bytes.count - start)
+            let slice = current.body.bytes[start..<start + count]
             let chunk = context.channel.allocator.buffer(bytes: slice)
             let part = wrapOutboundOut(.body(.byteBuffer(chunk)))
             if let path = current.body.servedPath {

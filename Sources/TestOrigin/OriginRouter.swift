@@ -15,6 +15,7 @@ struct RoutedRequest {
 /// The body of a planned response: a slice of a byte array (copy-on-write, so no copy is made).
 struct ResponseBody: Sendable {
     var bytes: [UInt8]
+    /// Offsets into `bytes`; past its end, `bytes` repeats (an endless body).
     var range: Range<Int>
     /// The published path whose served-byte count these bytes add to (nil for error pages).
     var servedPath: String? = nil
@@ -171,6 +172,19 @@ extension OriginState {
         let total = file.bytes.count
         var status = 200
         var range = 0..<total
+        if let endless = behavior.endlessBodyBytes {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+            var plan = ResponsePlan(status: 200, headers: headers)
+            if request.method == "GET" {
+                // Repeated to a whole chunk at least, so the body goes out in chunks of the usual size.
+                var pattern = file.bytes.isEmpty ? [0] : file.bytes
+                while pattern.count < 64 << 10 { pattern += pattern }
+                plan.body = ResponseBody(bytes: pattern, range: 0..<endless, servedPath: path)
+                file.inFlight += 1
+                inFlightByClient[request.client, default: 0] += 1
+            }
+            return plan
+        }
         if behavior.chunked {
             headers.add(name: "Transfer-Encoding", value: "chunked")
         } else {

@@ -17,24 +17,24 @@ final class SegmentFetcher {
         var limit: Int64 = 256 << 20
         /// A 304 is an answer, not a failure: the request carried validators (`If-None-Match`).
         var acceptsNotModified = false
+        /// Where the body goes as it arrives, at its offsets: this file (created afresh), so that memory holds
+        /// no segment, however large and however many connections; nil: memory (small documents).
+        var file: String?
     }
 
     /// A finished body: what the request named, where it ended up after redirects, and its type.
     struct Body {
+        /// The body, when it was fetched into memory.
         var bytes: [UInt8] = []
+        /// The request's `file`, closed, when it was fetched into one: `length` bytes.
+        var file: String?
+        var length: Int64 = 0
         var finalURL: String
         var contentType: String?
         /// The origin answered 304 to a conditional request: no body, the copy the caller holds is current.
         var notModified = false
         var etag: String?
         var lastModified: String?
-
-        /// Puts a piece's bytes in their place, as a fetch's pieces arrive in any order.
-        mutating func place(_ piece: [UInt8], at offset: Int64) {
-            let end = Int(offset) + piece.count
-            if bytes.count < end { bytes += [UInt8](repeating: 0, count: end - bytes.count) }
-            bytes.replaceSubrange(Int(offset)..<end, with: piece)
-        }
     }
 
     let options: DownloadOptions
@@ -43,6 +43,8 @@ final class SegmentFetcher {
     private let share: ShareHandle
     private let headers: HeaderList
     private var running: [UnsafeMutableRawPointer: Piece] = [:]
+    /// Fetches whose pieces are arriving, each into its sink.
+    private var sinks: [Int: FetchSink] = [:]
     /// Each fetch's latest failed request, by fetch: what kind of failure gave a fetch up, which the
     /// plan's reason (a line of text) no longer tells.
     private(set) var lastFailures: [Int: SegmentFetchPlan.Failure] = [:]
@@ -102,12 +104,12 @@ final class SegmentFetcher {
         deliver: (Int, Body) -> SegmentFetchPlan.Failure?
     ) -> Result<Void, DownloadError> {
         signal.attach(multi.raw)
-        // Fetches whose pieces are arriving.
-        var assembly: [Int: Body] = [:]
         defer {
             signal.detach()
             for piece in running.values { multi.remove(piece.easy) }
             running = [:]
+            for sink in sinks.values { sink.close() }
+            sinks = [:]
         }
         while true {
             if signal.isCancelled { return .failure(.interrupted) }
@@ -140,25 +142,27 @@ final class SegmentFetcher {
                     lastFailures[piece.fetch] = failure
                     plan.failed(piece.id, failure, now: now, jitter: .random(in: 0..<1))
                     continue
-                case .success(let bytes):
-                    var whole =
-                        assembly[piece.fetch]
-                        ?? Body(
-                            finalURL: piece.finalURL, contentType: piece.head.header("content-type"),
-                            notModified: piece.head.status == 304, etag: piece.head.header("etag"),
-                            lastModified: piece.head.header("last-modified"))
+                case .success:
+                    let sink = piece.sink
+                    sink.first = sink.first ?? piece
+                    if piece.part == nil || piece.answeredWhole {
+                        // One answer is the whole fetch: exactly what it kept, whatever an earlier attempt left.
+                        sink.extent = piece.window?.keptEnd ?? 0
+                    }
                     if piece.answeredWhole {
-                        whole.bytes = bytes
                         plan.answeredWhole(piece.id)
                     } else {
-                        whole.place(bytes, at: piece.part?.lowerBound ?? 0)
                         plan.fetched(piece.id)
                     }
-                    guard plan.isComplete(piece.fetch) else {
-                        assembly[piece.fetch] = whole
+                    guard plan.isComplete(piece.fetch) else { continue }
+                    sinks[piece.fetch] = nil
+                    let whole: Body
+                    switch sink.finish() {
+                    case .failure(let failure):
+                        plan.rejected(piece.fetch, failure, now: now, jitter: .random(in: 0..<1))
                         continue
+                    case .success(let body): whole = body
                     }
-                    assembly[piece.fetch] = nil
                     if let refused = deliver(piece.fetch, whole) {
                         plan.rejected(piece.fetch, refused, now: now, jitter: .random(in: 0..<1))
                     } else {
@@ -185,9 +189,18 @@ final class SegmentFetcher {
     /// Starts the request for `part` of fetch `index` (nil: all of it), as piece `id`.
     private func start(_ id: Int, _ index: Int, _ request: Request, part: Range<Int64>?) -> SegmentFetchPlan.Failure? {
         guard isFetchableURL(request.url) else { return .transfer(.badURL, message: "not an http(s) URL: \(request.url)") }
+        let sink: FetchSink
+        do {
+            sink = try sinks[index] ?? FetchSink(file: request.file)
+            // A request for the whole fetch starts it over.
+            if part == nil { try sink.reset() }
+        } catch {
+            return .transfer(.permanent, message: "\(error)")
+        }
+        sinks[index] = sink
         do {
             let easy = try EasyHandle()
-            let piece = Piece(id: id, fetch: index, request: request, part: part, easy: easy, owner: self)
+            let piece = Piece(id: id, fetch: index, request: request, part: part, easy: easy, sink: sink, owner: self)
             try easy.configure(url: request.url, options: options, headers: headers)
             try easy.set(CURLOPT_SHARE, pointer: share.raw)
             if let asked = piece.asked { try easy.set(CURLOPT_RANGE, asked.describedAsHTTP) }
@@ -203,24 +216,87 @@ final class SegmentFetcher {
         }
     }
 
-    /// The piece's bytes, or why they are not the bytes asked for.
-    private func outcome(of piece: Piece, result: CURLcode) -> Result<[UInt8], SegmentFetchPlan.Failure> {
+    /// Whether the piece's bytes all arrived, or why they are not the bytes asked for.
+    private func outcome(of piece: Piece, result: CURLcode) -> Result<Void, SegmentFetchPlan.Failure> {
         if let refused = piece.refused { return .failure(refused) }
         guard result == CURLE_OK || (result == CURLE_WRITE_ERROR && piece.hasEnough) else {
             return .failure(.transfer(Curl.failure(result), message: "\(Curl.describe(result)): \(piece.easy.errorMessage)"))
         }
         piece.finalURL = piece.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? piece.request.url
-        if piece.head.status == 200, let range = piece.request.range {
-            // The server ignored the range and sent the whole file: take the fetch's bytes from it.
-            guard range.upperBound <= Int64(piece.bytes.count) else {
-                return .failure(.invalid("the answer is shorter than the range \(range.describedAsHTTP)"))
-            }
-            return .success(Array(piece.bytes[Int(range.lowerBound)..<Int(range.upperBound)]))
+        guard let window = piece.window, window.isComplete else {
+            let asked = piece.answered ?? piece.request.range
+            return .failure(.invalid("the answer is shorter than the range \(asked?.describedAsHTTP ?? "asked for")"))
         }
-        if let answered = piece.answered, piece.bytes.count != answered.count {
-            return .failure(.invalid("\(piece.bytes.count) bytes where the range \(answered.describedAsHTTP) has \(answered.count)"))
+        return .success(())
+    }
+}
+
+/// Where one fetch's bytes go as its pieces arrive, each at its offset: memory (documents and keys, a
+/// few MiB at most) or the request's file. Confined to the fetcher's thread.
+private final class FetchSink {
+    let file: String?
+    private var descriptor: Int32 = -1
+    private var bytes: [UInt8] = []
+    /// The fetch's length: the end of the bytes written, or what a whole answer kept.
+    var extent: Int64 = 0
+    /// The first piece that arrived: its answer's head describes the fetch.
+    var first: Piece?
+    /// A write to the file failed: the fetch cannot be kept.
+    var writeFailure: String?
+
+    init(file: String?) throws(FileSystemError) {
+        self.file = file
+        if let file { descriptor = try FileSystem.open(file, .readWrite, creating: 0o600) }
+    }
+
+    /// Forgets what was written: the fetch starts over.
+    func reset() throws(FileSystemError) {
+        extent = 0
+        bytes = []
+        if let file { do { try FileSystem.setLength(descriptor, 0) } catch { throw FileSystemError(error, path: file) } }
+    }
+
+    func write(_ chunk: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+        extent = max(extent, offset + Int64(chunk.count))
+        guard let file else {
+            let end = Int(offset) + chunk.count
+            if bytes.count < end { bytes += [UInt8](repeating: 0, count: end - bytes.count) }
+            bytes.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[Int(offset)..<end]).copyMemory(from: chunk) }
+            return true
         }
-        return .success(piece.bytes)
+        do throws(Errno) {
+            try FileSystem.write(chunk, to: descriptor, at: offset)
+            return true
+        } catch {
+            writeFailure = writeFailure ?? "cannot write \(file): \(error)"
+            return false
+        }
+    }
+
+    /// The fetch as a body: its bytes, or its file cut to its length and closed.
+    func finish() -> Result<SegmentFetcher.Body, SegmentFetchPlan.Failure> {
+        defer { close() }
+        if let writeFailure { return .failure(.transfer(.permanent, message: writeFailure)) }
+        let head = first?.head ?? ResponseHead()
+        var body = SegmentFetcher.Body(
+            finalURL: first?.finalURL ?? "", contentType: head.header("content-type"), notModified: head.status == 304,
+            etag: head.header("etag"), lastModified: head.header("last-modified"))
+        body.length = extent
+        guard let file else {
+            body.bytes = Array(bytes.prefix(Int(extent)))
+            return .success(body)
+        }
+        do { try FileSystem.setLength(descriptor, extent) } catch {
+            return .failure(.transfer(.permanent, message: "cannot write \(file): \(error)"))
+        }
+        body.file = file
+        return .success(body)
+    }
+
+    func close() {
+        first = nil
+        if descriptor >= 0 { FileSystem.close(descriptor) }
+        descriptor = -1
     }
 }
 
@@ -232,8 +308,10 @@ private final class Piece {
     /// The bytes of the fetch this piece asks for; nil: all of it.
     let part: Range<Int64>?
     let easy: EasyHandle
+    let sink: FetchSink
     var head = ResponseHead()
-    var bytes: [UInt8] = []
+    /// Where the body's bytes go, once the head is accepted.
+    var window: ResponseWindow?
     var finalURL = ""
     /// Set by a callback that stopped the transfer: the status was wrong, or the body too long.
     var refused: SegmentFetchPlan.Failure?
@@ -248,13 +326,17 @@ private final class Piece {
     var pausedSince: Double?
     unowned let owner: SegmentFetcher
 
-    init(id: Int, fetch: Int, request: SegmentFetcher.Request, part: Range<Int64>?, easy: EasyHandle, owner: SegmentFetcher) {
+    init(
+        id: Int, fetch: Int, request: SegmentFetcher.Request, part: Range<Int64>?, easy: EasyHandle, sink: FetchSink,
+        owner: SegmentFetcher
+    ) {
         self.owner = owner
         self.id = id
         self.fetch = fetch
         self.request = request
         self.part = part
         self.easy = easy
+        self.sink = sink
     }
 
     /// The byte range of the resource asked for: the part within the fetch's own range, if it has one.
@@ -299,8 +381,15 @@ private final class Piece {
             refused = .invalid("\(total) bytes, more than a segment may have (\(limit))")
             return false
         }
-        if let length = head.header("content-length").flatMap(Int.init), length > 0, length <= limit {
-            bytes.reserveCapacity(length)
+        // A 206 sends what it says; a 200 the resource from its first byte, of which the fetch is `request.range`.
+        let opened = ResponseWindow.opening(
+            start: status == 206 ? answered?.lowerBound ?? 0 : 0, wanted: status == 206 ? answered : request.range,
+            base: request.range?.lowerBound ?? 0, limit: limit)
+        switch opened {
+        case .success(let window): self.window = window
+        case .failure(let refusal):
+            refused = .invalid(status == 200 ? "a whole file (200) for a byte range: \(refusal.reason)" : refusal.reason)
+            return false
         }
         return true
     }
@@ -308,20 +397,23 @@ private final class Piece {
 
 private let fetchWriteCallback: EasyHandle.DataCallback = { data, size, count, userdata in
     let piece = Unmanaged<Piece>.fromOpaque(userdata!).takeUnretainedValue()
+    // Bytes before a head `accept` took (a redirect's page) are not the fetch's.
+    guard piece.window != nil else { return size * count }
     guard piece.owner.admit(size * count, from: piece) else { return EasyHandle.pauseReceiving }
-    let limit = piece.request.limit
-    if piece.head.status == 200, let range = piece.request.range {
-        // The whole file for a byte range: read up to the range's end, then stop.
-        piece.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
-        piece.hasEnough = Int64(piece.bytes.count) >= range.upperBound
-        return piece.hasEnough || Int64(piece.bytes.count) > max(limit, range.upperBound) ? 0 : size * count
-    }
-    guard Int64(piece.bytes.count + size * count) <= limit else {
-        piece.refused = .invalid("more than \(limit) bytes, more than a segment may have")
+    switch piece.window!.take(size * count) {
+    case .refuse(let reason):
+        piece.refused = .invalid(reason)
         return 0
+    case .keep(let slice, let offset, let done):
+        let chunk = UnsafeRawBufferPointer(start: data, count: size * count)
+        if !slice.isEmpty, !piece.sink.write(UnsafeRawBufferPointer(rebasing: chunk[slice]), at: offset) {
+            piece.refused = .transfer(.permanent, message: piece.sink.writeFailure ?? "cannot write")
+            return 0
+        }
+        piece.hasEnough = done
+        // The whole file for a byte range: read up to the range's end, then stop.
+        return done && piece.head.status == 200 ? 0 : size * count
     }
-    piece.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
-    return size * count
 }
 
 private let fetchHeaderCallback: EasyHandle.DataCallback = { data, size, count, userdata in

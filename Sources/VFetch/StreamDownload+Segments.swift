@@ -68,11 +68,12 @@ extension StreamJob {
         var fetched = 0  // fetches of the batches before
         var ended = !isLive
         var lastReload = fetcher.now
-        var reloadAfter = lists.compactMap { $0?.targetDuration }.min() ?? 2
+        var pacing = LiveReloadPacing(targetDuration: lists.compactMap { $0?.targetDuration }.min())
         while true {
             let batch = Array(fetched..<list.resources.count)
             let newKeys = Set(batch.compactMap { list.segments[$0]?.keyURL }).subtracting(keys.keys)
-            for (url, key) in try fetchKeys(Array(newKeys), fetcher) { keys[url] = key }
+            guard let fetchedKeys = try endingRecording(isLive, { try fetchKeys(Array(newKeys), fetcher) }) else { break }
+            for (url, key) in fetchedKeys { keys[url] = key }
             switch fetchBatch(batch, of: list, keys: keys, state: state, fetcher) {
             case .failure(.interrupted) where isLive && state.writeError == nil:
                 ended = true  // Ctrl-C ends a recording: what arrived is saved
@@ -81,19 +82,20 @@ extension StreamJob {
             }
             fetched = list.resources.count
             if let duration = options.recordDuration, list.trackSeconds[0] >= duration { ended = true }
-            // A live playlist is read again after its target duration, or half of one when it had not changed.
-            guard !ended, waitUntil(lastReload + reloadAfter, fetcher) else { break }
+            guard !ended, waitUntil(lastReload + pacing.interval, fetcher) else { break }
             lastReload = fetcher.now
-            // Segments listed in the document itself (DASH) come with the document read again.
-            let inline = tracks.contains { if case .list = $0.segments { true } else { false } }
-            let fresh = inline ? try readCatalog(fetcher).tracks : []
-            let current = tracks.map { track in fresh.first { $0.id == track.id } ?? track }
-            let reloaded = try segmentLists(of: current, fetcher)
+            let reload = {
+                // Segments listed in the document itself (DASH) come with the document read again.
+                let inline = tracks.contains { if case .list = $0.segments { true } else { false } }
+                let fresh = inline ? try self.readCatalog(fetcher).tracks : []
+                let current = tracks.map { track in fresh.first { $0.id == track.id } ?? track }
+                return try self.segmentLists(of: current, fetcher)
+            }
+            guard let reloaded = try endingRecording(isLive, reload) else { break }
             for (track, segments) in reloaded.enumerated() {
                 if let segments { try list.append(segments, track: track) }
             }
-            let target = reloaded.compactMap { $0?.targetDuration }.min() ?? reloadAfter
-            reloadAfter = list.resources.count > fetched ? target : target / 2
+            pacing.reloaded(targetDuration: reloaded.compactMap { $0?.targetDuration }.min(), changed: list.resources.count > fetched)
             ended = reloaded.allSatisfy { $0?.isComplete != false }
         }
         let kept = Set(state.manifest.kept.map(\.fetch))
@@ -106,6 +108,16 @@ extension StreamJob {
         return StreamDownloadSummary(
             tracks: saved, partsDirectory: parts.directory, segments: list.resources.count, resumedSegments: earlier.count,
             bytes: state.bytes, seconds: elapsed, skipped: skipped)
+    }
+
+    /// What `body` answers; nil when Ctrl-C stopped it during a live recording, which then ends and is saved
+    /// wherever the stop came (a playlist's reload, a key's fetch), as ffmpeg and yt-dlp keep a recording.
+    func endingRecording<T>(_ isLive: Bool, _ body: () throws -> T) throws -> T? {
+        do {
+            return try body()
+        } catch DownloadError.interrupted where isLive {
+            return nil
+        }
     }
 
     /// Segments a live recording starts with: the last few of the window, as ffmpeg and streamlink do.
@@ -125,7 +137,10 @@ extension StreamJob {
         -> Result<[String], DownloadError>
     {
         let kept = Set(state.manifest.kept.map(\.fetch))
-        let requests = batch.map { SegmentFetcher.Request(url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange) }
+        let requests = batch.map {
+            SegmentFetcher.Request(
+                url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange, file: state.parts.path(of: $0))
+        }
         var lengths: [Int: Int64] = [:]
         for (position, fetch) in batch.enumerated() {
             if let range = list.resources[fetch].byteRange { lengths[position] = Int64(range.count) }
@@ -140,22 +155,26 @@ extension StreamJob {
             if let type = body.contentType?.lowercased(), type.hasPrefix("text/html") {
                 return .invalid("an HTML page, not a segment")
             }
-            var data = body.bytes
+            var cipher: AES128CBC?
             if let segment = list.segments[fetch], case .aes128(let key, let iv) = segment.encryption {
                 guard let keyBytes = keys[key] else { return .invalid("no key") }
                 do {
-                    let sequenceIV = AES128CBC.hlsIV(mediaSequence: UInt64(max(0, segment.sequence)))
-                    data = try AES128CBC.decrypt(data, key: keyBytes, iv: iv ?? sequenceIV)
+                    cipher = try AES128CBC(key: keyBytes, iv: iv ?? AES128CBC.hlsIV(mediaSequence: UInt64(max(0, segment.sequence))))
                 } catch {
                     return .invalid("cannot decrypt with its key: \(error)")
                 }
             }
-            do throws(DownloadError) {
-                try state.keep(data, fetch: fetch)
+            do throws(StreamParts.SealFailure) {
+                let sealed = try state.parts.seal(fetch, length: body.length, decrypting: cipher)
+                do throws(DownloadError) { try state.keep(fetch: fetch, size: sealed.size, tag: sealed.tag) } catch { throw .output(error) }
             } catch {
-                state.writeError = state.writeError ?? error
-                signal.cancel()
-                return .invalid("\(error)")
+                switch error {
+                case .decryption(let reason): return .invalid("cannot decrypt with its key: \(reason)")
+                case .output(let error):
+                    state.writeError = state.writeError ?? error
+                    signal.cancel()
+                    return .invalid("\(error)")
+                }
             }
             if firstTrack.contains(fetch) { state.secondsDone += list.segments[fetch]?.duration ?? 0 }
             events?.yield(
@@ -190,12 +209,12 @@ final class SegmentState {
         bytes = resumedBytes
     }
 
-    func keep(_ data: [UInt8], fetch: Int) throws(DownloadError) {
-        try parts.write(data, fetch: fetch)
-        let entry = StreamManifest.Kept(fetch: fetch, size: Int64(data.count), tag: BlockTag.of(data))
+    /// Records a fetch whose file is final (`StreamParts.seal`).
+    func keep(fetch: Int, size: Int64, tag: UInt32) throws(DownloadError) {
+        let entry = StreamManifest.Kept(fetch: fetch, size: size, tag: tag)
         manifest.kept.append(entry)
         manifest.fetches = max(manifest.fetches, fetch + 1)
-        bytes += Int64(data.count)
+        bytes += size
         // A live recording cannot resume (its window moves on), so it keeps no manifest.
         if !isLive { try parts.append(entry) }
     }

@@ -160,15 +160,20 @@ final class StreamJob: @unchecked Sendable {
         do {
             let fetcher = try SegmentFetcher(options: options, signal: signal)
             let catalog = try readCatalog(fetcher)
-            // Media playlists are read so that segment counts and durations can be shown; a few at most.
-            let lists = try segmentLists(of: catalog.tracks, fetcher)
-            let tracks = zip(catalog.tracks, lists).map { track, list in
-                StreamCatalogInfo.Track(
-                    id: track.id, kind: track.kind.rawValue, bandwidth: track.bandwidth, width: track.width, height: track.height,
-                    codecs: track.codecs, language: track.language, name: track.name, segments: list?.segments.count,
-                    seconds: list?.duration, encryption: list.map(Self.encryption) ?? "none")
+            // Media playlists are read so that segment counts and durations can be shown: one at a time, each
+            // dropped once what is shown of it is taken, so memory holds one (16 MiB at most), not every variant.
+            var tracks: [StreamCatalogInfo.Track] = []
+            var longest: Double?
+            for track in catalog.tracks {
+                let list = try segmentLists(of: [track], fetcher)[0]
+                tracks.append(
+                    StreamCatalogInfo.Track(
+                        id: track.id, kind: track.kind.rawValue, bandwidth: track.bandwidth, width: track.width, height: track.height,
+                        codecs: track.codecs, language: track.language, name: track.name, segments: list?.segments.count,
+                        seconds: list?.duration, encryption: list.map(Self.encryption) ?? "none"))
+                if let seconds = list?.duration { longest = max(longest ?? seconds, seconds) }
             }
-            let duration = catalog.duration ?? lists.compactMap { $0?.duration }.max()
+            let duration = catalog.duration ?? longest
             return .success(StreamCatalogInfo(format: catalog.format.rawValue, isLive: catalog.isLive, duration: duration, tracks: tracks))
         } catch let error as DownloadError {
             return .failure(error)

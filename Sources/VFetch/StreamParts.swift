@@ -42,18 +42,69 @@ final class StreamParts {
         try? FileSystem.removeDirectory(directory)
     }
 
-    /// Writes one fetch's bytes durably (fsync before the manifest may name them).
-    func write(_ bytes: [UInt8], fetch: Int) throws(DownloadError) {
+    /// Makes the file the fetcher wrote for `fetch` (`length` bytes) final: decrypted in place with `cipher`
+    /// (its PKCS7 padding removed), then synced before the manifest may name it. Reads and writes in steps,
+    /// so memory never holds a segment. Answers its size and tag for the manifest.
+    func seal(_ fetch: Int, length: Int64, decrypting cipher: AES128CBC?) throws(SealFailure) -> (size: Int64, tag: UInt32) {
         let path = path(of: fetch)
         let fd: Int32
-        do { fd = try FileSystem.create(path) } catch { throw .forOutput(error) }
+        do { fd = try FileSystem.open(path, .readWrite) } catch { throw .output(.forOutput(error)) }
         defer { FileSystem.close(fd) }
-        do throws(Errno) {
-            try FileSystem.write(bytes, to: fd)
+        do {
+            var size = length
+            if var cipher {
+                guard length > 0, length % Int64(AES128CBC.blockSize) == 0 else {
+                    throw SealFailure.decryption("\(length) bytes, not whole AES blocks")
+                }
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.step, alignment: 16)
+                defer { buffer.deallocate() }
+                var offset: Int64 = 0
+                while offset < length {
+                    let count = Int(min(Int64(Self.step), length - offset))
+                    var filled = 0
+                    while filled < count {
+                        let read = try FileSystem.read(
+                            fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<count]), at: offset + Int64(filled))
+                        guard read > 0 else { throw Errno(rawValue: EIO) }
+                        filled += read
+                    }
+                    var plain = try cipher.decryptBlocks(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])))
+                    if offset + Int64(count) == length {
+                        try AES128CBC.removePadding(&plain)
+                        size = offset + Int64(plain.count)
+                    }
+                    try FileSystem.write(plain, to: fd, at: offset)
+                    offset += Int64(count)
+                }
+                try FileSystem.setLength(fd, size)
+            }
             try FileSystem.syncData(fd)
+            return (size, try Self.tag(of: fd, size: size))
+        } catch let failure as SealFailure {
+            throw failure
+        } catch let failure as AES128CBC.Failure {
+            throw .decryption("\(failure)")
         } catch {
-            throw .forOutput(FileSystemError(error, path: path))
+            let code = (error as? Errno) ?? Errno(rawValue: EIO)
+            throw .output(.forOutput(FileSystemError(code, path: path)))
         }
+    }
+
+    /// Why a fetched file cannot be kept: the output cannot be written, or the bytes are not what their key decrypts.
+    enum SealFailure: Error {
+        case output(DownloadError)
+        case decryption(String)
+    }
+
+    /// Decryption reads and writes this much at a time.
+    private static let step = 1 << 20
+
+    /// The tag of a file's `size` bytes, read through a mapping: page cache, not the heap.
+    private static func tag(of fd: Int32, size: Int64) throws(Errno) -> UInt32 {
+        guard size > 0 else { return BlockTag.of([]) }
+        guard let mapped = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else { throw Errno(rawValue: errno) }
+        defer { munmap(mapped, Int(size)) }
+        return BlockTag.of(UnsafeRawBufferPointer(start: mapped, count: Int(size)))
     }
 
     /// The fetches an earlier run kept for this exact list (its fingerprint), each checked against its file.

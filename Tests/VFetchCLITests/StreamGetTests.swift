@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestOrigin
 import Testing
 
@@ -256,6 +257,28 @@ struct StreamGetTests {
         #expect(result.standardError.contains("HTML page"))
     }
 
+    @Test func aWholeFileForAByteRangePastTheSegmentLimitIsRefusedBeforeItsBody() async throws {
+        // The range's 100 bytes come after 9 EB of others when the origin ignores Range: its endless 200 must
+        // not be read in the hope of reaching them.
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n#EXT-X-BYTERANGE:100@9000000000000000000\nall.ts\n#EXT-X-ENDLIST\n"
+        var endless = OriginBehavior()
+        endless.contentType = "video/mp2t"
+        endless.endlessBodyBytes = 64 << 20
+        var type = OriginBehavior()
+        type.contentType = Self.mpegurl
+        try await withOrigin { origin, directory in
+            origin.publish("/a/index.m3u8", Array(playlist.utf8), behavior: type)
+            origin.publish("/a/all.ts", Array(repeating: 0x47, count: 188), behavior: endless)
+            let output = directory + "/out.mp4"
+            let result = try await vfetch(["get", origin.url("/a/index.m3u8"), "-o", output, "--retries", "1"])
+            #expect(result.status == 13, "\(result.standardError)")
+            #expect(result.standardError.contains("whole file (200) for a byte range"), "\(result.standardError)")
+            // Two answers refused at their heads: only what the origin wrote before the client hung up.
+            #expect(origin.bytesServed("/a/all.ts") < 16 << 20, "\(origin.bytesServed("/a/all.ts")) bytes sent")
+            #expect(!exists(output))
+        }
+    }
+
     @Test func aStreamWithDRMIsRefusedSayingSo() async throws {
         let playlist = """
             #EXTM3U
@@ -275,8 +298,8 @@ struct StreamGetTests {
 /// A live HLS stream whose window slides while `get` records it.
 @Suite(.enabled(if: StreamFixture.isAvailable, "needs ffmpeg to make the streams"))
 struct LiveStreamTests {
-    static func window(_ segments: ClosedRange<Int>, names: [String], ended: Bool) -> [UInt8] {
-        var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:\(segments.lowerBound)\n"
+    static func window(_ segments: ClosedRange<Int>, names: [String], ended: Bool, target: Int = 1) -> [UInt8] {
+        var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(target)\n#EXT-X-MEDIA-SEQUENCE:\(segments.lowerBound)\n"
         for index in segments { text += "#EXTINF:2.0,\n\(names[index])\n" }
         if ended { text += "#EXT-X-ENDLIST\n" }
         return Array(text.utf8)
@@ -341,6 +364,60 @@ struct LiveStreamTests {
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
             #expect(!exists(parts))
+        }
+    }
+
+    @Test func aTargetDurationOfZeroIsReadOnceASecondAtMostAndCtrlCSavesTheRecording() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        let names = try Self.segmentNames(of: fixture)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            Self.publishLive(origin, Self.window(0...2, names: names, ended: false, target: 0))
+            let output = directory + "/live.mp4"
+            let started = ContinuousClock.now
+            let stopped = Mutex<Duration?>(nil)
+            let result = try await vfetch(
+                ["get", origin.url("/s/live.m3u8"), "-o", output],
+                interruptWhen: {
+                    // Three seconds of recording, its segments in: then Ctrl-C.
+                    guard origin.requests.filter({ $0.path.hasSuffix(".ts") }).count >= 3, started.duration(to: .now) >= .seconds(3)
+                    else { return false }
+                    stopped.withLock { $0 = started.duration(to: .now) }
+                    return true
+                })
+            let seconds = try #require(stopped.withLock { $0 }).components.seconds
+            // get's probe and the first read, then at most one read a second (before: 22 a second).
+            let reads = origin.requests.filter { $0.path == "/s/live.m3u8" }.count
+            #expect(reads <= 3 + Int(seconds), "\(reads) reads in \(seconds) s")
+            #expect(result.status == 0, "\(result.standardError)")
+            let probed = try await StreamGetTests.probe(output)
+            #expect(probed.kinds.sorted() == ["audio", "video"])
+            #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
+        }
+    }
+
+    @Test func ctrlCDuringAPlaylistsReloadSavesTheRecording() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        let names = try Self.segmentNames(of: fixture)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            Self.publishLive(origin, Self.window(0...2, names: names, ended: false))
+            // Once the stream's first read is answered, the playlist crawls: the reload is in flight at the Ctrl-C.
+            let crawl = Task {
+                while origin.requests.filter({ $0.path == "/s/live.m3u8" }).count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+                var slow = OriginBehavior()
+                slow.contentType = "application/vnd.apple.mpegurl"
+                slow.bytesPerSecond = 16
+                origin.setBehavior("/s/live.m3u8", slow)
+            }
+            let output = directory + "/live.mp4"
+            let result = try await vfetch(
+                ["get", origin.url("/s/live.m3u8"), "-o", output],
+                interruptWhen: { origin.requests.filter { $0.path == "/s/live.m3u8" }.count >= 3 })
+            try await crawl.value
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
+            #expect(!exists(output + ".parts"))
         }
     }
 
