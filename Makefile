@@ -8,7 +8,7 @@ BASH_COMPLETION := $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vfetch
 ZSH_COMPLETION := $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vfetch
 FISH_COMPLETION := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vfetch.fish
 
-.PHONY: build test test-browser redbot demo bench bench-quick bench-micro clean install uninstall format lint
+.PHONY: build test fuzz test-browser redbot demo bench bench-quick bench-micro clean install uninstall format lint
 
 # What `make install` copies, made here as the user who builds: the release binary, its man page
 # (swift-argument-parser's generate-manual) and bash, zsh and fish completions (from the binary itself).
@@ -27,12 +27,24 @@ build:
 # The suites that kill or interrupt a real download at a moment (ResumeTests, CrashResumeTests) run in a
 # pass of their own: beside the whole suite on 2 cores their moments came late and they failed by chance.
 SERIAL_SUITES := CrashResumeTests|ResumeTests
+# The fuzz suites (hostile playlists, manifests, media, headers through the parsers and libavformat's probe)
+# run in a pass of their own under a cap on address space: an input that makes a parser allocate without
+# bound fails the run instead of taking the machine's memory. `make fuzz` is the long run.
+FUZZ_SUITES := Fuzz
+FUZZ_MEMORY_KIB := 4194304
+FUZZ_ITERATIONS ?= 100
 
 test:
 	scripts/install-deps.sh test
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip "$(SERIAL_SUITES)"
+	$(SWIFT) test --skip-build --skip "$(SERIAL_SUITES)|$(FUZZ_SUITES)"
 	$(SWIFT) test --skip-build --filter "$(SERIAL_SUITES)"
+	ulimit -v $(FUZZ_MEMORY_KIB) && $(SWIFT) test --skip-build --filter "$(FUZZ_SUITES)"
+
+fuzz:
+	scripts/install-deps.sh test
+	$(SWIFT) build --build-tests
+	ulimit -v $(FUZZ_MEMORY_KIB) && FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) $(SWIFT) test --skip-build --filter "$(FUZZ_SUITES)"
 
 # The toolchain's swift-format with the checked-in .swift-format: `format` rewrites, `lint` (in CI) only checks.
 format:
