@@ -37,6 +37,8 @@ package final class PlayerCache: Sendable {
     private let lookahead = Mutex(SegmentLookahead())
     /// How the reads whose windows wait (`SegmentLookahead.whole`) were made, by segment URL.
     private let readers = Mutex<[String: (publicOnly: Bool, loop: any EventLoop)]>([:])
+    /// The kept playlists `/status` groups streams by, parsed off `disk`.
+    private let keptDocuments: KeptDocuments
     static let failureMemory: Duration = .seconds(5)
     static let maxFailures = 256
 
@@ -45,6 +47,7 @@ package final class PlayerCache: Sendable {
         self.settings = settings
         disk = NIOThreadPool(numberOfThreads: settings.diskThreads)
         disk.start()
+        keptDocuments = KeptDocuments(directory: directory)
     }
 
     /// Runs blocking disk work on `disk`; nothing once it is stopped.
@@ -259,6 +262,7 @@ package final class PlayerCache: Sendable {
         for entry in entries.withLock({ Array($0.values) }) { await entry.stop() }
         try? await disk.runIfActive { [directory] in directory.save() }
         try? await disk.shutdownGracefully()
+        await keptDocuments.shutdown()
     }
 
     /// `GET /status` as JSON: entries (a stream as one, its files inside), bytes cached, readers, and per
@@ -271,8 +275,8 @@ package final class PlayerCache: Sendable {
 
     private func status() async -> [String: Any] {
         let live = entries.withLock { $0 }
-        let (saved, documents) =
-            (try? await disk.runIfActive { [directory] in (directory.entries(), directory.keptDocuments()) }) ?? ([], [])
+        let saved = (try? await disk.runIfActive { [directory] in directory.entries() }) ?? []
+        let documents = await keptDocuments.documents()
         var items: [String: [String: Any]] = [:]
         var files: [CachedStream.File] = []
         var totalCached: Int64 = 0

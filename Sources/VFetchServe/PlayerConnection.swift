@@ -201,6 +201,9 @@ final class PlayerConnection: ChannelInboundHandler {
             if head.method == .GET { cache.readAhead(after: url, publicOnly: fromPage, on: context.eventLoop) }
         case "/status":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
+            // Another site's page reads nothing of it (no CORS), but would have serve list the cache, parse
+            // every kept playlist and probe every file, as often as it likes.
+            guard !isFromWebPage(head) else { return fail(.forbidden, "the cache's status is not for web pages", head, context) }
             let current = generation
             let loop = context.eventLoop
             let cache = cache
