@@ -35,8 +35,8 @@ package final class PlayerCache: Sendable {
     private let failures = Mutex<[String: Failure]>([:])
     /// The segments of the media playlists serve rewrote, and which are fetched ahead of players.
     private let lookahead = Mutex(SegmentLookahead())
-    /// How the reads whose windows wait (`SegmentLookahead.whole`) were made, by segment URL.
-    private let readers = Mutex<[String: (publicOnly: Bool, loop: any EventLoop)]>([:])
+    /// How the reads whose windows wait (`SegmentLookahead.whole`) were made, by the segment's key.
+    private let readers = Mutex<[String: (url: String, publicOnly: Bool, loop: any EventLoop)]>([:])
     /// The kept playlists `/status` groups streams by, parsed off `disk`.
     private let keptDocuments: KeptDocuments
     static let failureMemory: Duration = .seconds(5)
@@ -69,7 +69,7 @@ package final class PlayerCache: Sendable {
                 downloadEnded: { [weak self] in
                     guard let self else { return }
                     onDisk { self.trim() }
-                    readAhead(afterWhole: url)
+                    readAhead(afterWhole: key)
                 },
                 grew: { [weak self] bytes in self?.grew(bytes) })
             entries[id] = entry
@@ -113,12 +113,13 @@ package final class PlayerCache: Sendable {
     /// stopped at once. Only with `--prefetch full`: the other settings fetch only what players read.
     func readAhead(after url: String, publicOnly: Bool, on loop: any EventLoop) {
         guard settings.prefetch == .full else { return }
-        let whole = entries.withLock { $0[CacheIndex.id(forKey: url)] }?.status.complete ?? false
+        let key = CacheIndex.key(url: url, playerKey: nil, forPage: publicOnly)
+        let whole = entries.withLock { $0[CacheIndex.id(forKey: key)] }?.status.complete ?? false
         let action = lookahead.withLock { lookahead in
             if !whole {
                 readers.withLock { readers in
-                    readers[url] = (publicOnly, loop)
-                    if readers.count > Self.maxFailures, let other = readers.keys.first(where: { $0 != url }) { readers[other] = nil }
+                    readers[key] = (url, publicOnly, loop)
+                    if readers.count > Self.maxFailures, let other = readers.keys.first(where: { $0 != key }) { readers[other] = nil }
                 }
             }
             return lookahead.read(url, whole: whole)
@@ -126,19 +127,22 @@ package final class PlayerCache: Sendable {
         perform(action, publicOnly: publicOnly, on: loop)
     }
 
-    /// The download of `url` ended: the window its read left waiting starts.
-    private func readAhead(afterWhole url: String) {
-        guard let (publicOnly, loop) = readers.withLock({ $0.removeValue(forKey: url) }) else { return }
+    /// The download of the entry of `key` ended: the window its read left waiting starts.
+    private func readAhead(afterWhole key: String) {
+        guard let (url, publicOnly, loop) = readers.withLock({ $0.removeValue(forKey: key) }) else { return }
         perform(lookahead.withLock { $0.whole(url) }, publicOnly: publicOnly, on: loop)
     }
 
+    /// Starts and stops the entries of the reader's kind (a page's, or a player's): see `CacheIndex.key`.
     private func perform(_ action: SegmentLookahead.Action, publicOnly: Bool, on loop: any EventLoop) {
-        for next in action.start where recentFailure(key: next, publicOnly: publicOnly) == nil {
+        for next in action.start {
+            let key = CacheIndex.key(url: next, playerKey: nil, forPage: publicOnly)
             // Nobody waits for the answer: a failure is met again, and answered, when a player asks.
-            _ = entry(key: next, url: next).open(url: next, publicOnly: publicOnly, on: loop)
+            guard recentFailure(key: key, publicOnly: publicOnly) == nil else { continue }
+            _ = entry(key: key, url: next).open(url: next, publicOnly: publicOnly, on: loop)
         }
         for far in action.cancel {
-            let id = CacheIndex.id(forKey: far)
+            let id = CacheIndex.id(forKey: CacheIndex.key(url: far, playerKey: nil, forPage: publicOnly))
             entries.withLock { $0[id] }?.cancelUnread()
         }
     }

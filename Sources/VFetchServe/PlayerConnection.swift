@@ -192,7 +192,7 @@ final class PlayerConnection: ChannelInboundHandler {
             if let path = URL(string: url)?.path, StreamFormat.detect(contentType: nil, path: path, firstBytes: []) != nil {
                 return playlist(url: url, fromPage: fromPage, head, context)
             }
-            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
+            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value, forPage: fromPage)
             if let failure = cache.recentFailure(key: key, publicOnly: fromPage) {
                 return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
@@ -369,7 +369,9 @@ final class PlayerConnection: ChannelInboundHandler {
         let (cache, directory, disk) = (cache, cache.directory, disk)
         let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
         promise.completeWithTask { [options] in
-            let kept = try? await disk.runIfActive { directory.keptPlaylist(url: url) }
+            // The kept copies are the player's, perhaps of a private address: a page's request neither
+            // reads one (nor sends its validators, which a public origin could answer with a 304) nor writes one.
+            let kept = fromPage ? nil : try? await disk.runIfActive { directory.keptPlaylist(url: url) }
             var options = options
             if kept != nil {
                 // A copy to fall back on: an origin out of reach costs the player seconds, not minutes of retries.
@@ -392,9 +394,8 @@ final class PlayerConnection: ChannelInboundHandler {
                 }
             } catch let error as DownloadError {
                 switch error {
-                // Not for another site's page: its request reaches only public addresses, and a copy
-                // fetched for a player could be of a private one.
-                case .connectFailed where !fromPage, .transferFailed where !fromPage:
+                // Never for another site's page, which has no kept copy (see above).
+                case .connectFailed, .transferFailed:
                     guard let kept else { throw error }
                     // Offline: the last good copy of a VOD playlist, which cannot have changed.
                     Self.log("\(redactedURL(url)): origin: \(error); answering the copy kept in the cache")
@@ -436,7 +437,7 @@ final class PlayerConnection: ChannelInboundHandler {
                     do { try directory.keep(source) } catch { Self.log("\(redactedURL(url)): cannot keep the playlist: \(error)") }
                 }
             }
-            try? await disk.runIfActive(update)
+            if !fromPage { try? await disk.runIfActive(update) }
             cache.learned(playlist: url, segments: document.segments, variants: document.variants)
             // A static MPD's segments are told by its templates and timelines: read as `get` reads them.
             if format == .dash, !document.isLive,

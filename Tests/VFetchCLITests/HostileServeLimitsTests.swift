@@ -49,4 +49,34 @@ import Testing
             #expect(own.hasSuffix("200"), "\(own)")
         }
     }
+
+    @Test func underAnyOriginAPageNeverReadsWhatAPlayerFetchedFromAPrivateAddress() async throws {
+        let bytes = randomBytes(256 << 10, seed: 71)
+        let page = ["-H", "Origin: https://evil.example", "-H", "Sec-Fetch-Site: cross-site"]
+        try await withOrigin { origin, directory in
+            // The origin is on loopback: a player may fetch from it, a page may not.
+            origin.publish("/private.bin", bytes)
+            let cache = directory + "/cache"
+            let body = directory + "/body"
+            let first = try await ServerProcess.start(cacheDirectory: cache, ["--allow-origin", "*"])
+            #expect(try await curl([first.stream(origin.url("/private.bin"))], body: body).hasSuffix("200"))
+            #expect(try sha256(file: body) == sha256(bytes))
+            #expect(try await first.waitForEntry(origin.url("/private.bin")) { $0["complete"] as? Bool == true })
+            // The entry is complete and fresh: a page still gets none of it.
+            let fresh = try await curl(page + [first.stream(origin.url("/private.bin"))], body: body)
+            #expect(fresh.hasSuffix("502"), "\(fresh)")
+            #expect(try sha256(file: body) != sha256(bytes))
+            #expect(await first.stop() == 0)
+            // Another run: the page's request revalidates under its rules, is refused, and that is not
+            // "the origin is offline, serve the copy".
+            let second = try await ServerProcess.start(cacheDirectory: cache, ["--allow-origin", "*"])
+            let revalidated = try await curl(page + [second.stream(origin.url("/private.bin")), "-r", "0-1023"], body: body)
+            #expect(revalidated.hasSuffix("502"), "\(revalidated)")
+            #expect(try sha256(file: body) != sha256(Array(bytes.prefix(1024))))
+            // The player still reads it.
+            #expect(try await curl([second.stream(origin.url("/private.bin"))], body: body).hasSuffix("200"))
+            #expect(try sha256(file: body) == sha256(bytes))
+            #expect(await second.stop() == 0)
+        }
+    }
 }
