@@ -59,12 +59,13 @@ final class PlayerConnection: ChannelInboundHandler {
 
     /// A connection with no request for this long (or sending one slower) is closed, as nginx's
     /// client_header_timeout and keepalive_timeout do; players open another when they need one.
-    static let idleTimeout: TimeAmount = .seconds(30)
+    private let idleTimeout: TimeAmount
 
     init(
         cache: PlayerCache, downloads: DownloadService, token: String, hosts: HostAllowList, connections: OpenConnections,
-        crossOrigin: CrossOriginPolicy
+        crossOrigin: CrossOriginPolicy, idleTimeout: TimeAmount
     ) {
+        self.idleTimeout = idleTimeout
         self.hosts = hosts
         self.connections = connections
         self.crossOrigin = crossOrigin
@@ -121,7 +122,7 @@ final class PlayerConnection: ChannelInboundHandler {
     private func waitForRequest(_ context: ChannelHandlerContext) {
         connections.idle(context.channel)
         idleTimer?.cancel()
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.idleTimeout) { context.close(promise: nil) }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) { context.close(promise: nil) }
     }
 
     // MARK: - Routing

@@ -79,4 +79,74 @@ import Testing
             #expect(await second.stop() == 0)
         }
     }
+
+    @Test func aClientThatNeverReadsLosesItsConnectionAndAnIdleOneIsClosed() async throws {
+        let bytes = randomBytes(16 << 20, seed: 81)
+        try await withOrigin { origin, directory in
+            origin.publish("/big.bin", bytes)
+            let server = try await ServerProcess.start(
+                cacheDirectory: directory + "/cache", ["--client-timeout", "2"], fileLimit: 64)
+            let port = Int(server.base.split(separator: ":").last!)!
+            let path = String(server.stream(origin.url("/big.bin")).dropFirst(server.base.count))
+            // Complete in the cache: each silent client then holds its socket and the cache file, nothing else.
+            #expect(try await curl([server.stream(origin.url("/big.bin"))], body: directory + "/body").hasSuffix("200"))
+            #expect(try await server.waitForEntry(origin.url("/big.bin")) { $0["complete"] as? Bool == true })
+            // Clients that ask for the big file and never read a byte: more than the server can hold.
+            var silent: [Int32] = []
+            for _ in 0..<40 {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var small: Int32 = 4096
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                guard connected == 0 else {
+                    close(fd)
+                    continue
+                }
+                let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+                _ = send(fd, request, request.count, 0)
+                silent.append(fd)
+            }
+            defer { for fd in silent { close(fd) } }
+            // A player is served once the silent ones are closed (until then every slot is busy and its
+            // connection is closed at once): tried again until then, for 3 minutes at most.
+            var served = false
+            let deadline = Date().addingTimeInterval(180)
+            while !served, Date() < deadline {
+                let player = try await run(
+                    "/usr/bin/curl",
+                    ["-s", "-m", "10", "-o", directory + "/body", "-w", "%{http_code}", server.stream(origin.url("/big.bin"))])
+                served = player.standardOutput == "200" && (try? sha256(file: directory + "/body")) == sha256(bytes)
+                if !served { try await Task.sleep(for: .milliseconds(500)) }
+            }
+            #expect(served, "a player got the file")
+            // The server closed a silent client: reading it now ends (all it was sent, then the end).
+            #expect(endsWithin(seconds: 60, silent[0]), "the silent connection was closed")
+            // A kept-alive connection that read its answer and asks nothing more is closed too.
+            let idle = try connectedSocket(host: "127.0.0.1", port: port)
+            defer { close(idle) }
+            let request = Array("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+            _ = send(idle, request, request.count, 0)
+            #expect(endsWithin(seconds: 20, idle), "the idle connection was closed")
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// Reads `fd` until the peer closes it (true), or `seconds` pass (false).
+    func endsWithin(seconds: Int, _ fd: Int32) -> Bool {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = Date().addingTimeInterval(Double(seconds))
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while Date() < deadline {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count == 0 || (count < 0 && errno == ECONNRESET) { return true }
+        }
+        return false
+    }
 }
