@@ -192,8 +192,9 @@ package final class PlayerCache: Sendable {
     /// not fit, they fetch only what their readers ask for; within half a margin of the limit,
     /// nothing more (a player asking for a missing byte gets 507) until room is made. Checks run
     /// every half margin of growth, so the files never pass the limit. It waits on the disk: call
-    /// it on `disk`.
-    package func trim() {
+    /// it on `disk`. With `room`, as much more is made free, and `add` (which takes it) runs before
+    /// the next check.
+    package func trim(making room: Int64 = 0, then add: () -> Void = {}) {
         trimming.withLock { full in
             let sizes = directory.diskUsage()
             // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
@@ -209,7 +210,7 @@ package final class PlayerCache: Sendable {
                     let present = max(status.bytesPresent, sizes[entry.key] ?? 0)
                     return needed + max(0, (status.length ?? 2 * margin) - present)
                 }
-                let target = settings.maxBytes - min(needed, 2 * margin)
+                let target = settings.maxBytes - min(needed, 2 * margin) - room
                 // An entry a reader took up since `inUse` was made stays (`evict` refuses it).
                 let chosen = directory.evictions(sizes: sizes, maxBytes: target, inUse: inUse).filter { entries[$0]?.evict() ?? true }
                 for id in chosen {
@@ -219,7 +220,8 @@ package final class PlayerCache: Sendable {
                 return (chosen, Array(entries.values), needed)
             }
             if !evicted.isEmpty { directory.sync() }
-            let total = sizes.filter { !evicted.contains($0.key) }.values.reduce(0, +)
+            add()
+            let total = sizes.filter { !evicted.contains($0.key) }.values.reduce(0, +) + room
             // Nothing more once even what may arrive before the next check would pass the limit;
             // readers only once what the downloads still fetch would not fit.
             let allowance: CacheEntry.Allowance =
@@ -236,6 +238,21 @@ package final class PlayerCache: Sendable {
             }
             full = allowance == .nothing
         }
+    }
+
+    /// Keeps `playlist` as the copy of its URL to answer offline, within the cache's size: room is
+    /// made before it is written (a check every few seconds would let playlists of up to 16 MiB
+    /// pile up past the limit until then). One larger than a quarter of the cache is not kept, and
+    /// the copy before it goes. Call it on `disk`.
+    func keep(_ playlist: KeptPlaylist) throws(FileSystemError) {
+        // Its line of facts and body, and the last block's rounding.
+        let size = Int64(playlist.encoded().count) + 4096
+        guard size <= settings.maxBytes / 4 else { return directory.forgetPlaylist(url: playlist.facts.url) }
+        var failure: FileSystemError?
+        trim(making: size) {
+            do throws(FileSystemError) { try directory.keep(playlist) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// What may arrive between two checks of the cache's size: checks run every `margin / 2` bytes.

@@ -435,7 +435,7 @@ final class PlayerConnection: ChannelInboundHandler {
                 } else if unchanged {
                     directory.touchKeptPlaylist(url: url)
                 } else {
-                    do { try directory.keep(source) } catch { Self.log("\(redactedURL(url)): cannot keep the playlist: \(error)") }
+                    do { try cache.keep(source) } catch { Self.log("\(redactedURL(url)): cannot keep the playlist: \(error)") }
                 }
             }
             if !fromPage { try? await disk.runIfActive(update) }

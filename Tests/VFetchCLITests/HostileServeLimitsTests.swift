@@ -149,4 +149,28 @@ import Testing
         }
         return false
     }
+
+    @Test func keptPlaylistsCountInTheCacheSizeAsSoonAsTheyAreKept() async throws {
+        let limit: Int64 = 4 << 20
+        try await ServeTests().withServer(["--max-cache-size", "4M"]) { (origin, server, directory) async throws -> Void in
+            let cacheDirectory = server.cacheDirectory
+            func used() -> Int64 {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) ?? []
+                return names.filter { $0.hasSuffix(".part") || $0.hasSuffix(".playlist") }.reduce(Int64(0)) { total, name in
+                    var info = stat()
+                    return total + (stat(cacheDirectory + "/" + name, &info) == 0 ? Int64(info.st_blocks) * 512 : 0)
+                }
+            }
+            // Playlists of about 0.9 MiB each (long names, few lines): eight of them are twice the cache.
+            let body = directory + "/body"
+            for number in 0..<8 {
+                origin.publish("/p\(number)/index.m3u8", vodPlaylist(segments: 900, nameLength: 1000), behavior: playlistType)
+                #expect(try await curl([server.stream(origin.url("/p\(number)/index.m3u8"))], body: body).hasSuffix("200"))
+                let total = used()
+                #expect(total <= limit, "after playlist \(number): \(total) bytes kept, more than the 4 MiB cache")
+            }
+            let kept = try FileManager.default.contentsOfDirectory(atPath: cacheDirectory).filter { $0.hasSuffix(".playlist") }
+            #expect(!kept.isEmpty && kept.count < 8, "\(kept)")
+        }
+    }
 }
