@@ -6,32 +6,56 @@ extension CacheDirectory {
     /// Every kept playlist and manifest, read as `CachedStream.group` needs: the lists each names or
     /// holds. One that cannot be read names nothing (its files list as files).
     package func keptDocuments() -> [CachedStream.Document] {
+        keptFiles().compactMap(keptDocument)
+    }
+
+    /// A kept playlist's file as it is now, without reading it: what a caller that keeps the documents
+    /// it parsed (serve's `/status`) needs to tell whether one changed.
+    package struct KeptFile: Sendable, Equatable {
+        package var id: String
+        /// Inode, size and modification time: a kept copy is replaced by a new file, never changed in place.
+        package var stamp: [Int64]
+        package var bytesOnDisk: Int64
+        package var lastAccess: Double
+    }
+
+    /// Every kept playlist's file (see `keptDocuments`).
+    package func keptFiles() -> [KeptFile] {
         let access = index.withLock { $0.entries.entries.mapValues(\.lastAccess) }
         return keptPlaylists().compactMap { id in
-            let file = SideFiles(output: entryPath(id)).keptPlaylist
-            guard let bytes = try? FileSystem.contents(at: file), let kept = KeptPlaylist(decoding: bytes),
-                let final = URL(string: kept.facts.finalURL),
-                let catalog = try? StreamDocument.catalog(kept.body, url: final, contentType: kept.facts.contentType)
+            guard let status = try? FileSystem.status(at: SideFiles(output: entryPath(id)).keptPlaylist, followingLinks: false)
             else { return nil }
-            var document = CachedStream.Document(
-                id: id, url: kept.facts.url, variants: [], bytesOnDisk: Self.diskUsage(file), lastAccess: access[id] ?? 0)
-            for track in catalog.tracks {
-                // A media playlist is its own one list; a master's lists are its media playlists; a manifest's, its Representations.
-                let name: String
-                switch track.segments {
-                case .playlist(let url): name = url.absoluteString
-                case .list, .indexed: name = catalog.format == .hls ? kept.facts.url : kept.facts.url + "#" + track.id
-                case .none: continue
-                }
-                if track.kind == .video || track.kind == .muxed {
-                    document.variants.append(name)
-                } else {
-                    document.renditions.append(name)
-                }
-                if let files = Self.files(of: track.segments) { document.files[name] = files }
-            }
-            return document
+            return KeptFile(
+                id: id, stamp: [Int64(bitPattern: status.inode), status.size, Int64(status.modified)],
+                bytesOnDisk: status.allocatedBytes, lastAccess: access[id] ?? 0)
         }
+    }
+
+    /// The kept playlist of `file` read and parsed as `keptDocuments` does; nil when it cannot be.
+    package func keptDocument(_ file: KeptFile) -> CachedStream.Document? {
+        let id = file.id
+        guard let bytes = try? FileSystem.contents(at: SideFiles(output: entryPath(id)).keptPlaylist),
+            let kept = KeptPlaylist(decoding: bytes), let final = URL(string: kept.facts.finalURL),
+            let catalog = try? StreamDocument.catalog(kept.body, url: final, contentType: kept.facts.contentType)
+        else { return nil }
+        var document = CachedStream.Document(
+            id: id, url: kept.facts.url, variants: [], bytesOnDisk: file.bytesOnDisk, lastAccess: file.lastAccess)
+        for track in catalog.tracks {
+            // A media playlist is its own one list; a master's lists are its media playlists; a manifest's, its Representations.
+            let name: String
+            switch track.segments {
+            case .playlist(let url): name = url.absoluteString
+            case .list, .indexed: name = catalog.format == .hls ? kept.facts.url : kept.facts.url + "#" + track.id
+            case .none: continue
+            }
+            if track.kind == .video || track.kind == .muxed {
+                document.variants.append(name)
+            } else {
+                document.renditions.append(name)
+            }
+            if let files = Self.files(of: track.segments) { document.files[name] = files }
+        }
+        return document
     }
 
     /// The files of a list a document holds, each once, in play order: segments, init sections, keys.

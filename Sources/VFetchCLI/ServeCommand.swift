@@ -104,6 +104,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("on-complete"), help: "Run `CMD PATH URL` (through sh -c) after each finished background download.")
     var onComplete: String?
 
+    // For tests: 30 s is long to wait for.
+    @Option(
+        name: .customLong("client-timeout"),
+        help: ArgumentHelp("Close a connection idle, or whose client reads nothing, for this many seconds.", visibility: .hidden))
+    var clientTimeout = Double(CacheServer.clientTimeout.components.seconds)
+
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
@@ -116,6 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try RequestHeader.validate(header)
         try validateMaxRetryWait(maxRetryWait)
+        if !(0.1...86400).contains(clientTimeout) { throw ValidationError("--client-timeout must be between 0.1 and 86400 seconds") }
     }
 
     func run() async throws {
@@ -154,7 +161,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             server = try await CacheServer.start(
                 cache: cache, downloads: downloads, token: token, host: host, port: port,
-                crossOrigin: try CrossOriginPolicy(allowing: allowOrigin))
+                crossOrigin: try CrossOriginPolicy(allowing: allowOrigin), clientTimeout: .milliseconds(Int64(clientTimeout * 1000)))
         } catch {
             writeStandardError("vfetch: cannot listen on \(host):\(port): \(error)\n")
             throw ExitCode(ExitStatus.failure.rawValue)

@@ -35,15 +35,23 @@ package struct CacheIndex: Codable, Sendable, Equatable {
     /// links) is scoped to the URL's scheme, host, port and path: a key shared with another
     /// file's URL, or with another URL's own key, names another entry, so one URL can never fill
     /// the entry another URL reads.
-    package static func key(url: String, playerKey: String?) -> String {
-        guard let playerKey, !playerKey.isEmpty, var scope = URLComponents(string: url) else { return url }
+    ///
+    /// What a web page reads (`forPage`) has entries of their own, filled only from public addresses
+    /// under the page's rules: a page never reads bytes a player fetched (perhaps from this machine or
+    /// the local network), however fresh, nor what is left of them when its own fetch is refused.
+    package static func key(url: String, playerKey: String?, forPage: Bool = false) -> String {
+        let prefix = forPage ? pageKeyPrefix : ""
+        guard let playerKey, !playerKey.isEmpty, var scope = URLComponents(string: url) else { return prefix + url }
         scope.user = nil
         scope.password = nil
         scope.query = nil
         scope.fragment = nil
         // A space never appears in a URL, so no URL is a scoped key.
-        return "key \(playerKey) \(scope.string ?? url)"
+        return prefix + "key \(playerKey) \(scope.string ?? url)"
     }
+
+    // A space never appears in a URL, and a scoped key starts with "key ": no other key starts so.
+    private static let pageKeyPrefix = "page "
 
     /// The key of the kept copy of the playlist at `url` (see `KeptPlaylist`): a name of its own, so
     /// a URL read both as a file and as a playlist never shares an ID between the two.

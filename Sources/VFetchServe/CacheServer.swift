@@ -26,12 +26,18 @@ package final class CacheServer: Sendable {
         self.port = port
     }
 
+    /// A connection that asks nothing for this long, or whose answer makes no progress for this
+    /// long (its client reads nothing), is closed.
+    package static let clientTimeout: Duration = .seconds(30)
+
     /// Listens on host:port; API clients must send `token`. Connections run on `group`'s event
     /// loops; their disk work on the cache's `disk` threads.
     package static func start(
         cache: PlayerCache, downloads: DownloadService, token: String, host: String, port: Int,
-        crossOrigin: CrossOriginPolicy, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        crossOrigin: CrossOriginPolicy, clientTimeout: Duration = clientTimeout,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> CacheServer {
+        let clientTimeout = TimeAmount(clientTimeout)
         let hosts = HostAllowList()
         let connections = OpenConnections()
         let channel = try await ServerBootstrap(group: group)
@@ -40,11 +46,12 @@ package final class CacheServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(SendProgressTimeout(timeout: clientTimeout))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
                         PlayerConnection(
                             cache: cache, downloads: downloads, token: token, hosts: hosts, connections: connections,
-                            crossOrigin: crossOrigin))
+                            crossOrigin: crossOrigin, idleTimeout: clientTimeout))
                 }
             }
             .bind(host: host, port: port)

@@ -35,8 +35,10 @@ package final class PlayerCache: Sendable {
     private let failures = Mutex<[String: Failure]>([:])
     /// The segments of the media playlists serve rewrote, and which are fetched ahead of players.
     private let lookahead = Mutex(SegmentLookahead())
-    /// How the reads whose windows wait (`SegmentLookahead.whole`) were made, by segment URL.
-    private let readers = Mutex<[String: (publicOnly: Bool, loop: any EventLoop)]>([:])
+    /// How the reads whose windows wait (`SegmentLookahead.whole`) were made, by the segment's key.
+    private let readers = Mutex<[String: (url: String, publicOnly: Bool, loop: any EventLoop)]>([:])
+    /// The kept playlists `/status` groups streams by, parsed off `disk`.
+    private let keptDocuments: KeptDocuments
     static let failureMemory: Duration = .seconds(5)
     static let maxFailures = 256
 
@@ -45,6 +47,7 @@ package final class PlayerCache: Sendable {
         self.settings = settings
         disk = NIOThreadPool(numberOfThreads: settings.diskThreads)
         disk.start()
+        keptDocuments = KeptDocuments(directory: directory)
     }
 
     /// Runs blocking disk work on `disk`; nothing once it is stopped.
@@ -66,7 +69,7 @@ package final class PlayerCache: Sendable {
                 downloadEnded: { [weak self] in
                     guard let self else { return }
                     onDisk { self.trim() }
-                    readAhead(afterWhole: url)
+                    readAhead(afterWhole: key)
                 },
                 grew: { [weak self] bytes in self?.grew(bytes) })
             entries[id] = entry
@@ -110,12 +113,13 @@ package final class PlayerCache: Sendable {
     /// stopped at once. Only with `--prefetch full`: the other settings fetch only what players read.
     func readAhead(after url: String, publicOnly: Bool, on loop: any EventLoop) {
         guard settings.prefetch == .full else { return }
-        let whole = entries.withLock { $0[CacheIndex.id(forKey: url)] }?.status.complete ?? false
+        let key = CacheIndex.key(url: url, playerKey: nil, forPage: publicOnly)
+        let whole = entries.withLock { $0[CacheIndex.id(forKey: key)] }?.status.complete ?? false
         let action = lookahead.withLock { lookahead in
             if !whole {
                 readers.withLock { readers in
-                    readers[url] = (publicOnly, loop)
-                    if readers.count > Self.maxFailures, let other = readers.keys.first(where: { $0 != url }) { readers[other] = nil }
+                    readers[key] = (url, publicOnly, loop)
+                    if readers.count > Self.maxFailures, let other = readers.keys.first(where: { $0 != key }) { readers[other] = nil }
                 }
             }
             return lookahead.read(url, whole: whole)
@@ -123,19 +127,22 @@ package final class PlayerCache: Sendable {
         perform(action, publicOnly: publicOnly, on: loop)
     }
 
-    /// The download of `url` ended: the window its read left waiting starts.
-    private func readAhead(afterWhole url: String) {
-        guard let (publicOnly, loop) = readers.withLock({ $0.removeValue(forKey: url) }) else { return }
+    /// The download of the entry of `key` ended: the window its read left waiting starts.
+    private func readAhead(afterWhole key: String) {
+        guard let (url, publicOnly, loop) = readers.withLock({ $0.removeValue(forKey: key) }) else { return }
         perform(lookahead.withLock { $0.whole(url) }, publicOnly: publicOnly, on: loop)
     }
 
+    /// Starts and stops the entries of the reader's kind (a page's, or a player's): see `CacheIndex.key`.
     private func perform(_ action: SegmentLookahead.Action, publicOnly: Bool, on loop: any EventLoop) {
-        for next in action.start where recentFailure(key: next, publicOnly: publicOnly) == nil {
+        for next in action.start {
+            let key = CacheIndex.key(url: next, playerKey: nil, forPage: publicOnly)
             // Nobody waits for the answer: a failure is met again, and answered, when a player asks.
-            _ = entry(key: next, url: next).open(url: next, publicOnly: publicOnly, on: loop)
+            guard recentFailure(key: key, publicOnly: publicOnly) == nil else { continue }
+            _ = entry(key: key, url: next).open(url: next, publicOnly: publicOnly, on: loop)
         }
         for far in action.cancel {
-            let id = CacheIndex.id(forKey: far)
+            let id = CacheIndex.id(forKey: CacheIndex.key(url: far, playerKey: nil, forPage: publicOnly))
             entries.withLock { $0[id] }?.cancelUnread()
         }
     }
@@ -185,8 +192,9 @@ package final class PlayerCache: Sendable {
     /// not fit, they fetch only what their readers ask for; within half a margin of the limit,
     /// nothing more (a player asking for a missing byte gets 507) until room is made. Checks run
     /// every half margin of growth, so the files never pass the limit. It waits on the disk: call
-    /// it on `disk`.
-    package func trim() {
+    /// it on `disk`. With `room`, as much more is made free, and `add` (which takes it) runs before
+    /// the next check.
+    package func trim(making room: Int64 = 0, then add: () -> Void = {}) {
         trimming.withLock { full in
             let sizes = directory.diskUsage()
             // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
@@ -202,7 +210,7 @@ package final class PlayerCache: Sendable {
                     let present = max(status.bytesPresent, sizes[entry.key] ?? 0)
                     return needed + max(0, (status.length ?? 2 * margin) - present)
                 }
-                let target = settings.maxBytes - min(needed, 2 * margin)
+                let target = settings.maxBytes - min(needed, 2 * margin) - room
                 // An entry a reader took up since `inUse` was made stays (`evict` refuses it).
                 let chosen = directory.evictions(sizes: sizes, maxBytes: target, inUse: inUse).filter { entries[$0]?.evict() ?? true }
                 for id in chosen {
@@ -212,7 +220,8 @@ package final class PlayerCache: Sendable {
                 return (chosen, Array(entries.values), needed)
             }
             if !evicted.isEmpty { directory.sync() }
-            let total = sizes.filter { !evicted.contains($0.key) }.values.reduce(0, +)
+            add()
+            let total = sizes.filter { !evicted.contains($0.key) }.values.reduce(0, +) + room
             // Nothing more once even what may arrive before the next check would pass the limit;
             // readers only once what the downloads still fetch would not fit.
             let allowance: CacheEntry.Allowance =
@@ -229,6 +238,21 @@ package final class PlayerCache: Sendable {
             }
             full = allowance == .nothing
         }
+    }
+
+    /// Keeps `playlist` as the copy of its URL to answer offline, within the cache's size: room is
+    /// made before it is written (a check every few seconds would let playlists of up to 16 MiB
+    /// pile up past the limit until then). One larger than a quarter of the cache is not kept, and
+    /// the copy before it goes. Call it on `disk`.
+    func keep(_ playlist: KeptPlaylist) throws(FileSystemError) {
+        // Its line of facts and body, and the last block's rounding.
+        let size = Int64(playlist.encoded().count) + 4096
+        guard size <= settings.maxBytes / 4 else { return directory.forgetPlaylist(url: playlist.facts.url) }
+        var failure: FileSystemError?
+        trim(making: size) {
+            do throws(FileSystemError) { try directory.keep(playlist) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// What may arrive between two checks of the cache's size: checks run every `margin / 2` bytes.
@@ -259,6 +283,7 @@ package final class PlayerCache: Sendable {
         for entry in entries.withLock({ Array($0.values) }) { await entry.stop() }
         try? await disk.runIfActive { [directory] in directory.save() }
         try? await disk.shutdownGracefully()
+        await keptDocuments.shutdown()
     }
 
     /// `GET /status` as JSON: entries (a stream as one, its files inside), bytes cached, readers, and per
@@ -271,8 +296,8 @@ package final class PlayerCache: Sendable {
 
     private func status() async -> [String: Any] {
         let live = entries.withLock { $0 }
-        let (saved, documents) =
-            (try? await disk.runIfActive { [directory] in (directory.entries(), directory.keptDocuments()) }) ?? ([], [])
+        let saved = (try? await disk.runIfActive { [directory] in directory.entries() }) ?? []
+        let documents = await keptDocuments.documents()
         var items: [String: [String: Any]] = [:]
         var files: [CachedStream.File] = []
         var totalCached: Int64 = 0

@@ -59,12 +59,13 @@ final class PlayerConnection: ChannelInboundHandler {
 
     /// A connection with no request for this long (or sending one slower) is closed, as nginx's
     /// client_header_timeout and keepalive_timeout do; players open another when they need one.
-    static let idleTimeout: TimeAmount = .seconds(30)
+    private let idleTimeout: TimeAmount
 
     init(
         cache: PlayerCache, downloads: DownloadService, token: String, hosts: HostAllowList, connections: OpenConnections,
-        crossOrigin: CrossOriginPolicy
+        crossOrigin: CrossOriginPolicy, idleTimeout: TimeAmount
     ) {
+        self.idleTimeout = idleTimeout
         self.hosts = hosts
         self.connections = connections
         self.crossOrigin = crossOrigin
@@ -121,7 +122,7 @@ final class PlayerConnection: ChannelInboundHandler {
     private func waitForRequest(_ context: ChannelHandlerContext) {
         connections.idle(context.channel)
         idleTimer?.cancel()
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.idleTimeout) { context.close(promise: nil) }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) { context.close(promise: nil) }
     }
 
     // MARK: - Routing
@@ -192,7 +193,7 @@ final class PlayerConnection: ChannelInboundHandler {
             if let path = URL(string: url)?.path, StreamFormat.detect(contentType: nil, path: path, firstBytes: []) != nil {
                 return playlist(url: url, fromPage: fromPage, head, context)
             }
-            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value)
+            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value, forPage: fromPage)
             if let failure = cache.recentFailure(key: key, publicOnly: fromPage) {
                 return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
@@ -201,6 +202,9 @@ final class PlayerConnection: ChannelInboundHandler {
             if head.method == .GET { cache.readAhead(after: url, publicOnly: fromPage, on: context.eventLoop) }
         case "/status":
             guard head.method == .GET || head.method == .HEAD else { return notAllowed(head, context) }
+            // Another site's page reads nothing of it (no CORS), but would have serve list the cache, parse
+            // every kept playlist and probe every file, as often as it likes.
+            guard !isFromWebPage(head) else { return fail(.forbidden, "the cache's status is not for web pages", head, context) }
             let current = generation
             let loop = context.eventLoop
             let cache = cache
@@ -366,7 +370,9 @@ final class PlayerConnection: ChannelInboundHandler {
         let (cache, directory, disk) = (cache, cache.directory, disk)
         let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
         promise.completeWithTask { [options] in
-            let kept = try? await disk.runIfActive { directory.keptPlaylist(url: url) }
+            // The kept copies are the player's, perhaps of a private address: a page's request neither
+            // reads one (nor sends its validators, which a public origin could answer with a 304) nor writes one.
+            let kept = fromPage ? nil : try? await disk.runIfActive { directory.keptPlaylist(url: url) }
             var options = options
             if kept != nil {
                 // A copy to fall back on: an origin out of reach costs the player seconds, not minutes of retries.
@@ -389,9 +395,8 @@ final class PlayerConnection: ChannelInboundHandler {
                 }
             } catch let error as DownloadError {
                 switch error {
-                // Not for another site's page: its request reaches only public addresses, and a copy
-                // fetched for a player could be of a private one.
-                case .connectFailed where !fromPage, .transferFailed where !fromPage:
+                // Never for another site's page, which has no kept copy (see above).
+                case .connectFailed, .transferFailed:
                     guard let kept else { throw error }
                     // Offline: the last good copy of a VOD playlist, which cannot have changed.
                     Self.log("\(redactedURL(url)): origin: \(error); answering the copy kept in the cache")
@@ -430,10 +435,10 @@ final class PlayerConnection: ChannelInboundHandler {
                 } else if unchanged {
                     directory.touchKeptPlaylist(url: url)
                 } else {
-                    do { try directory.keep(source) } catch { Self.log("\(redactedURL(url)): cannot keep the playlist: \(error)") }
+                    do { try cache.keep(source) } catch { Self.log("\(redactedURL(url)): cannot keep the playlist: \(error)") }
                 }
             }
-            try? await disk.runIfActive(update)
+            if !fromPage { try? await disk.runIfActive(update) }
             cache.learned(playlist: url, segments: document.segments, variants: document.variants)
             // A static MPD's segments are told by its templates and timelines: read as `get` reads them.
             if format == .dash, !document.isLive,

@@ -10,11 +10,19 @@
 /// A value: it answers what to start and what to cancel; `PlayerCache` does it. One window per
 /// playlist (players on the same playlist share it); a read on one variant of a master playlist
 /// cancels the windows of its other variants (a rendition group's audio, not a variant, is left alone).
+///
+/// What it remembers is bounded in count and in bytes: a playlist may list hundreds of thousands of
+/// segments, and pages may have serve rewrite as many playlists as they like.
 struct SegmentLookahead: Sendable {
     /// Segments fetched ahead of the one read.
     let count: Int
     /// Playlists remembered, the least recently read forgotten first.
     let maxPlaylists: Int
+    /// What the remembered lists may take, about: the segment lists get three quarters, the masters'
+    /// variants a quarter. A list larger than its share is not remembered (its segments are not fetched ahead).
+    let maxBytes: Int
+    /// What the remembered lists take now, about (see `cost`).
+    private(set) var bytes = 0
     /// Segment URLs in play order, by playlist URL.
     private var playlists: [String: [String]] = [:]
     /// Playlist URLs, least recently learned or read first.
@@ -23,12 +31,17 @@ struct SegmentLookahead: Sendable {
     private var ahead: [String: [String]] = [:]
     /// The variants of each master playlist read, by master URL: a player reads one at a time.
     private var masters: [String: [String]] = [:]
+    /// Master URLs, least recently learned first.
+    private var recentMasters: [String] = []
+    private var playlistBytes = 0
+    private var masterBytes = 0
     /// Windows not started yet, by the segment read that is not whole yet (bounded like the playlists).
     private var waiting: [String: (playlist: String, segments: [String])] = [:]
 
-    init(count: Int = 3, maxPlaylists: Int = 16) {
+    init(count: Int = 3, maxPlaylists: Int = 16, maxBytes: Int = 32 << 20) {
         self.count = count
         self.maxPlaylists = maxPlaylists
+        self.maxBytes = maxBytes
     }
 
     struct Action: Sendable, Equatable {
@@ -41,20 +54,34 @@ struct SegmentLookahead: Sendable {
     /// The playlist at `url` lists `segments` (its latest version: a live one grows).
     mutating func learned(playlist url: String, segments: [String]) {
         guard !segments.isEmpty else { return }
+        // A live playlist learned again keeps its window.
+        let window = ahead[url]
+        forget(playlist: url)
+        let size = Self.cost(segments)
+        guard size <= maxBytes - maxBytes / 4 else { return }
         playlists[url] = segments
+        ahead[url] = window
+        playlistBytes += size
         use(url)
-        while recent.count > maxPlaylists {
-            let oldest = recent.removeFirst()
-            playlists[oldest] = nil
-            ahead[oldest] = nil
+        while recent.count > maxPlaylists || playlistBytes > maxBytes - maxBytes / 4 {
+            forget(playlist: recent[0])
         }
+        bytes = playlistBytes + masterBytes
     }
 
     /// The master playlist at `url` offers `variants` (bounded like the playlists).
     mutating func learned(master url: String, variants: [String]) {
         guard variants.count > 1 else { return }
+        forget(master: url)
+        let size = Self.cost(variants)
+        guard size <= maxBytes / 4 else { return }
         masters[url] = variants
-        if masters.count > maxPlaylists, let other = masters.keys.first(where: { $0 != url }) { masters[other] = nil }
+        masterBytes += size
+        recentMasters.append(url)
+        while recentMasters.count > maxPlaylists || masterBytes > maxBytes / 4 {
+            forget(master: recentMasters[0])
+        }
+        bytes = playlistBytes + masterBytes
     }
 
     /// A player asked for `url`: the segments to start after it, and those fetched ahead before that
@@ -90,6 +117,24 @@ struct SegmentLookahead: Sendable {
         guard let (playlist, segments) = waiting.removeValue(forKey: url) else { return Action() }
         let window = ahead[playlist] ?? []
         return Action(start: segments.filter { window.contains($0) })
+    }
+
+    private mutating func forget(playlist url: String) {
+        if let segments = playlists.removeValue(forKey: url) { playlistBytes -= Self.cost(segments) }
+        recent.removeAll { $0 == url }
+        ahead[url] = nil
+        bytes = playlistBytes + masterBytes
+    }
+
+    private mutating func forget(master url: String) {
+        if let variants = masters.removeValue(forKey: url) { masterBytes -= Self.cost(variants) }
+        recentMasters.removeAll { $0 == url }
+        bytes = playlistBytes + masterBytes
+    }
+
+    /// About what `urls` take in memory: their bytes, and a string's and an array slot's overhead each.
+    private static func cost(_ urls: [String]) -> Int {
+        urls.reduce(0) { $0 + $1.utf8.count + 48 }
     }
 
     private mutating func use(_ playlist: String) {

@@ -47,6 +47,16 @@ import Testing
         #expect(CacheIndex.key(url: url, playerKey: "") == url)
         #expect(CacheIndex.key(url: "https://evil.example/x", playerKey: url) != url)
     }
+
+    @Test func aWebPagesReadsHaveKeysOfTheirOwn() {
+        let url = "http://192.168.1.2/film.mp4"
+        let page = CacheIndex.key(url: url, playerKey: nil, forPage: true)
+        #expect(page != url && page != CacheIndex.playlistKey(url: url) && !CacheIndex.isPlaylistKey(page))
+        #expect(CacheIndex.key(url: url, playerKey: "film", forPage: true) != CacheIndex.key(url: url, playerKey: "film"))
+        // No player's key names a page's entry.
+        #expect(CacheIndex.key(url: "http://o/x", playerKey: "page \(url)") != page)
+        #expect(CacheIndex.key(url: url, playerKey: nil, forPage: true) == page)
+    }
 }
 
 @Suite struct ServedContentTypeTests {

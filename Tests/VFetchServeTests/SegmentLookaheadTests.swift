@@ -76,3 +76,44 @@ struct SegmentLookaheadTests {
         #expect(lookahead.read("c0").start == ["c1"])
     }
 }
+
+struct SegmentLookaheadMemoryTests {
+    /// `count` segment URLs of about 1 KiB each under `prefix`.
+    func segments(_ prefix: String, count: Int = 100) -> [String] {
+        (0..<count).map { "http://o/\(prefix)/" + String(repeating: "x", count: 1000) + "/\($0).ts" }
+    }
+
+    @Test func theListsKeptStayWithinTheirByteBudgetLeastRecentlyUsedFirst() {
+        // Three lists of about 100 KiB each where two fit (three quarters of 300 KiB): the oldest goes.
+        var lookahead = SegmentLookahead(count: 1, maxPlaylists: 16, maxBytes: 300 << 10)
+        let (a, b, c) = (segments("a"), segments("b"), segments("c"))
+        lookahead.learned(playlist: "a", segments: a)
+        lookahead.learned(playlist: "b", segments: b)
+        _ = lookahead.read(a[0])
+        lookahead.learned(playlist: "c", segments: c)
+        #expect(lookahead.bytes <= 300 << 10, "\(lookahead.bytes)")
+        #expect(lookahead.read(b[0]) == .init(), "b was the least recently used")
+        #expect(lookahead.read(a[1]).start == [a[2]])
+        #expect(lookahead.read(c[0]).start == [c[1]])
+    }
+
+    @Test func aListLargerThanTheBudgetIsNotKeptAndTheOthersStay() {
+        var lookahead = SegmentLookahead(count: 1, maxPlaylists: 16, maxBytes: 256 << 10)
+        let small = segments("small", count: 10)
+        lookahead.learned(playlist: "small", segments: small)
+        lookahead.learned(playlist: "huge", segments: segments("huge", count: 1000))
+        #expect(lookahead.bytes <= 256 << 10, "\(lookahead.bytes)")
+        #expect(lookahead.read(segments("huge", count: 1000)[0]) == .init())
+        #expect(lookahead.read(small[0]).start == [small[1]])
+    }
+
+    @Test func aMastersVariantsCountInTheBudget() {
+        var lookahead = SegmentLookahead(count: 1, maxPlaylists: 16, maxBytes: 256 << 10)
+        for number in 0..<10 { lookahead.learned(master: "m\(number)", variants: segments("m\(number)", count: 20)) }
+        #expect(lookahead.bytes <= 256 << 10, "\(lookahead.bytes)")
+    }
+
+    @Test func theDefaultBudgetIsSmall() {
+        #expect(SegmentLookahead().maxBytes <= 64 << 20)
+    }
+}
