@@ -1,7 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetchMedia
+@testable import VFetchMedia
 
 /// Bytes that would make libavformat reach beyond them (issue 27): playlists whose demuxers open
 /// the URLs they list, and a compressed file a demuxer would inflate whole. Probing and remuxing
@@ -150,6 +150,18 @@ import VFetchMedia
                 #expect(info.container == "matroska", "\(info)")
             }
         }
+    }
+
+    /// The backstop for buffers libavformat sizes by what the bytes declare (a box's stated length,
+    /// a decoded frame of the dimensions a stream claims): libavutil allocates no block above 512 MiB.
+    @Test func noAllocationAboveTheCap() {
+        _ = LibAV.silenced
+        let within = LibAV.allocate(64 << 20)
+        #expect(within != nil)
+        LibAV.free(within)
+        let above = LibAV.allocate(LibAV.maxAllocation + 1)
+        #expect(above == nil)
+        LibAV.free(above)
     }
 
     /// Probing and remuxing `path` both fail with `.invalidData` saying `reason`.
