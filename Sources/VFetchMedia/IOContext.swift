@@ -20,6 +20,9 @@ final class MediaIO: MediaByteSource {
     var missing: Range<Int64>?
     /// Whether the source answered `.aborted`.
     private(set) var aborted = false
+    /// Why the bytes were refused (see ``CompressedHeaders``); every read after fails.
+    private(set) var refusal: String?
+    private var compressedHeaders = CompressedHeaders()
 
     init(source: any MediaByteSource) {
         self.source = source
@@ -38,12 +41,27 @@ final class MediaIO: MediaByteSource {
     /// Answers one read callback: a byte count, `AVERROR_EOF` or `AVERROR_EXIT`.
     func readPacket(into buffer: UnsafeMutableRawBufferPointer) -> Int32 {
         guard !buffer.isEmpty else { return 0 }
+        guard refusal == nil else { return LibAV.errorInvalidData }
         switch source.read(into: buffer, at: position) {
         case .bytes(let count):
             // A source that answers no bytes, or more than asked, is broken: stop reading.
             guard count > 0, count <= buffer.count else {
                 aborted = true
                 return LibAV.errorExit
+            }
+            switch compressedHeaders.verdict(
+                on: UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: position, in: source)
+            {
+            case .refused(let reason)?:
+                refusal = reason
+                return LibAV.errorInvalidData
+            case .missing(let run)?:
+                missing = run
+                return LibAV.errorExit
+            case .aborted?:
+                aborted = true
+                return LibAV.errorExit
+            case nil: break
             }
             position += Int64(count)
             return Int32(count)

@@ -109,6 +109,7 @@ private struct Symbols {
             return nil
         }
         guard let logSetLevel = symbol("av_log_set_level", as: (@convention(c) (Int32) -> Void).self),
+            let maxAlloc = symbol("av_max_alloc", as: (@convention(c) (Int) -> Void).self),
             let strerror = symbol("av_strerror", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32).self),
             let malloc = symbol("av_malloc", as: (@convention(c) (Int) -> UnsafeMutableRawPointer?).self),
             let free = symbol("av_free", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
@@ -178,6 +179,11 @@ private struct Symbols {
         (self.packetAlloc, self.packetFree, self.packetUnref) = (packetAlloc, packetFree, packetUnref)
         (self.packetRescaleTimestamps, self.rescale, self.dictionaryCopy) = (packetRescaleTimestamps, rescale, dictionaryCopy)
         logSetLevel(AV_LOG_QUIET)  // libavformat logs to stderr by default, over vfetch's progress display
+        // Demuxers, and the decoders `avformat_find_stream_info` opens, size some buffers by what
+        // the bytes declare (a box's stated length, a frame of the dimensions a stream claims), up
+        // to libavutil's default of 2 GiB per allocation. 512 MiB still holds the MP4 muxer's
+        // sample table for 24 hours at 60 fps (some 330 MB).
+        maxAlloc(LibAV.maxAllocation)
     }
 
     static let ioAllocContextType =
@@ -243,6 +249,9 @@ enum LibAV {
     }
 
     // MARK: Memory
+
+    /// The largest block libavutil allocates (`av_max_alloc`), for every user in the process.
+    static let maxAllocation = 512 << 20
 
     /// The corresponding call is `av_malloc`.
     static func allocate(_ size: Int) -> UnsafeMutableRawPointer? { Symbols.loaded?.malloc(size) }

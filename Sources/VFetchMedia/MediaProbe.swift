@@ -123,6 +123,7 @@ public final class MediaProbe {
             context = try FormatContext(
                 io: io, url: url, formats: InputFormats.media, probeSize: probeSize, analyzeDuration: analyzeDuration)
         } catch {
+            if let refusal = io.io.refusal { throw .invalidData(refusal) }
             if io.io.aborted { throw .aborted }
             guard let missing = io.io.missing else { throw .invalidData(error.description) }
             throw .needsBytes(neededHeader(missing: missing, source: io.io))
@@ -143,6 +144,7 @@ public final class MediaProbe {
                 throw .invalidData(error.description)
             }
         }
+        if let refusal = io.io.refusal { throw .invalidData(refusal) }
         if io.io.aborted { throw .aborted }
         io.clearError()
         return (context, missedInHeader)

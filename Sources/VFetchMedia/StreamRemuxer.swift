@@ -185,14 +185,19 @@ final class RemuxInput {
         } catch {
             throw Self.inTrack(number, error)
         }
+        let io: IOContext
         do {
             packet = try Packet()
-            let io = try IOContext(source: chain, bufferSize: StreamRemuxer.bufferSize)
+            io = try IOContext(source: chain, bufferSize: StreamRemuxer.bufferSize)
+        } catch {
+            throw .invalidData("track \(number): \(error)")
+        }
+        do {
             context = try FormatContext(
                 io: io, url: StreamRemuxer.inputURL, formats: InputFormats.segments, probeSize: StreamRemuxer.probeSize,
                 analyzeDuration: StreamRemuxer.analyzeDuration)
         } catch {
-            throw .invalidData("track \(number): \(chain.failure ?? error.description)")
+            throw .invalidData("track \(number): \(chain.failure ?? io.io.refusal ?? error.description)")
         }
         do {
             try context.findStreamInfo()
@@ -200,6 +205,7 @@ final class RemuxInput {
             if let failure = chain.failure { throw .invalidData("track \(number): \(failure)") }
             // What the header says may be enough to copy packets; the muxer says if it is not.
         }
+        if let refusal = io.io.refusal { throw .invalidData("track \(number): \(refusal)") }
     }
 
     private static func inTrack(_ number: Int, _ error: MediaError) -> MediaError {
@@ -256,6 +262,11 @@ final class RemuxInput {
     func readNext() throws(MediaError) {
         while true {
             let code = LibAV.readFrame(context.raw, into: packet.raw)
+            // libavformat may report the refused read as the end of the file.
+            if let refusal = context.io.io.refusal {
+                let at = chain.describe(file: chain.fileIndex(at: context.io.io.position))
+                throw .invalidData("track \(number), \(at): \(refusal)")
+            }
             if code == LibAV.errorEndOfFile {
                 isFinished = true
                 return

@@ -1,7 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetchMedia
+@testable import VFetchMedia
 
 /// Bytes that would make libavformat reach beyond them (issue 27): playlists whose demuxers open
 /// the URLs they list, and a compressed file a demuxer would inflate whole. Probing and remuxing
@@ -114,5 +114,107 @@ import VFetchMedia
             }
             #expect(message.contains("as libgme, a format vfetch does not open"), "\(message)")
         }
+    }
+
+    /// An MP4 whose `moov` is the fixture's, zlib-compressed into a QuickTime `cmov` box, which
+    /// libavformat inflates to whatever size `cmvd` declares (a 255 KiB file: 256 MiB). Probing
+    /// and remuxing refuse it before the mov demuxer reads it.
+    @Test func compressedMovieHeaderIsRefused() async throws {
+        let original = try bytes(of: try await Fixture.moovAtEndMP4.path)
+        let moov = try #require(topLevelBoxes(original).last { $0.type == "moov" }).range
+        let header = Array(original[Int(moov.lowerBound)..<Int(moov.upperBound)])
+        let cmov = box("cmov", box("dcom", Array("zlib".utf8)) + box("cmvd", bigEndian(header.count) + zlib(header)))
+        let path = try temporaryFile(Array(original[..<Int(moov.lowerBound)]) + box("moov", cmov), name: "video.mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await expectRefusal(of: path, saying: "a compressed movie header (cmov), which vfetch does not open")
+    }
+
+    /// An ID3v2.4 tag with a zlib-compressed title frame before a Matroska file: libavformat reads
+    /// an ID3v2 tag at the start of any input and inflates the frame to the size the frame
+    /// declares (a 255 KiB frame: 256 MiB, held twice). The same tag uncompressed opens.
+    @Test func compressedID3FrameIsRefused() async throws {
+        let movie = try bytes(of: try await Fixture.matroska.path)
+        let title = [3] + Array("A title".utf8)
+        for compressed in [true, false] {
+            let frame =
+                compressed
+                ? id3Frame("TIT2", flags: 0x0009, payload: bigEndian(title.count) + zlib(title))
+                : id3Frame("TIT2", flags: 0, payload: title)
+            let tag = Array("ID3".utf8) + [4, 0, 0] + syncsafe(frame.count) + frame
+            let path = try temporaryFile(tag + movie, name: "video.mkv")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            if compressed {
+                try await expectRefusal(of: path, saying: "a compressed ID3v2 frame (TIT2), which vfetch does not open")
+            } else {
+                let info = try await withProbe(path: path) { $0.info }
+                #expect(info.container == "matroska", "\(info)")
+            }
+        }
+    }
+
+    /// The backstop for buffers libavformat sizes by what the bytes declare (a box's stated length,
+    /// a decoded frame of the dimensions a stream claims): libavutil allocates no block above 512 MiB.
+    @Test func noAllocationAboveTheCap() {
+        _ = LibAV.silenced
+        let within = LibAV.allocate(64 << 20)
+        #expect(within != nil)
+        LibAV.free(within)
+        let above = LibAV.allocate(LibAV.maxAllocation + 1)
+        #expect(above == nil)
+        LibAV.free(above)
+    }
+
+    /// Probing and remuxing `path` both fail with `.invalidData` saying `reason`.
+    private func expectRefusal(of path: String, saying reason: String) async throws {
+        let probed = await #expect(throws: MediaError.self) { try await withProbe(path: path) { $0.info } }
+        let output = path + ".out.mkv"
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let remuxed = await #expect(throws: MediaError.self) {
+            try await onThread { () throws(MediaError) in
+                try StreamRemuxer.remux(tracks: [RemuxTrack(files: [path])], to: output)
+            }
+        }
+        for error in [probed, remuxed] {
+            guard case .invalidData(let message)? = error else {
+                Issue.record("\(String(describing: error)), expected .invalidData")
+                continue
+            }
+            #expect(message.contains(reason), "\(message)")
+        }
+    }
+
+    private func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+        bigEndian(8 + payload.count) + Array(type.utf8) + payload
+    }
+
+    private func id3Frame(_ name: String, flags: UInt16, payload: [UInt8]) -> [UInt8] {
+        Array(name.utf8) + syncsafe(payload.count) + [UInt8(flags >> 8), UInt8(flags & 0xff)] + payload
+    }
+
+    private func bigEndian(_ value: Int) -> [UInt8] {
+        [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) }
+    }
+
+    private func syncsafe(_ value: Int) -> [UInt8] {
+        [21, 14, 7, 0].map { UInt8(value >> $0 & 0x7f) }
+    }
+
+    /// `bytes` as a zlib stream of stored (uncompressed) deflate blocks: what matters here is that
+    /// libavformat inflates it, not how much.
+    private func zlib(_ bytes: [UInt8]) -> [UInt8] {
+        var stream: [UInt8] = [0x78, 0x01]
+        var blocks = stride(from: 0, to: bytes.count, by: 0xffff).map { bytes[$0..<min($0 + 0xffff, bytes.count)] }
+        if blocks.isEmpty { blocks = [[]] }
+        for (index, block) in blocks.enumerated() {
+            let length = UInt16(block.count)
+            stream += [index == blocks.count - 1 ? 1 : 0, UInt8(length & 0xff), UInt8(length >> 8)]
+            stream += [UInt8(~length & 0xff), UInt8(~length >> 8)] + block
+        }
+        var (a, b): (UInt32, UInt32) = (1, 0)
+        for byte in bytes {
+            a = (a + UInt32(byte)) % 65521
+            b = (b + a) % 65521
+        }
+        return stream + bigEndian(Int(b << 16 | a))
     }
 }
