@@ -71,8 +71,8 @@ private struct PresentationReader {
         }
         guard !periods.isEmpty else { throw StreamParseError("the MPD has no Period") }
         let timings = try Self.timings(of: periods, presentationDuration: duration)
-        let base = try DASHLocation.base(of: mpd, under: url)
         var budget = SegmentBudget()
+        let base = try DASHLocation.base(of: mpd, under: url, budget: &budget)
         var tracksByPeriod: [[StreamTrack]] = []
         for (period, timing) in zip(periods, timings) {
             tracksByPeriod.append(try tracks(in: period, timing: timing, base: base, budget: &budget))
@@ -117,14 +117,14 @@ private struct PresentationReader {
     func tracks(in period: MPDElement, timing: PeriodTiming, base: URL, budget: inout SegmentBudget)
         throws(StreamParseError) -> [StreamTrack]
     {
-        let periodBase = try DASHLocation.base(of: period, under: base)
+        let periodBase = try DASHLocation.base(of: period, under: base, budget: &budget)
         // Each Representation reads its Period and AdaptationSet without their thousands of siblings.
         let periodHead = period.without("AdaptationSet")
         var tracks: [StreamTrack] = []
         var ids = Set<String>()
         for (setIndex, fullSet) in period.children("AdaptationSet").enumerated() {
             let set = fullSet.without("Representation")
-            let setBase = try DASHLocation.base(of: set, under: periodBase)
+            let setBase = try DASHLocation.base(of: set, under: periodBase, budget: &budget)
             for (index, representation) in fullSet.children("Representation").enumerated() {
                 let id = representation["id"]?.trimmingCharacters(in: .whitespaces) ?? "a\(setIndex)r\(index)"
                 guard ids.insert(id).inserted else {
@@ -134,7 +134,7 @@ private struct PresentationReader {
                 guard let kind = description.kind else { continue }
                 let encryption = DASHContentProtection.encryption(
                     set.children("ContentProtection") + representation.children("ContentProtection"))
-                let ownBase = try DASHLocation.base(of: representation, under: setBase)
+                let ownBase = try DASHLocation.base(of: representation, under: setBase, budget: &budget)
                 let reader = DASHSegmentReader(
                     isLive: isLive, availabilityStart: availabilityStart, timeShiftBufferDepth: timeShiftBufferDepth,
                     now: now, timing: timing, representationID: id, bandwidth: description.bandwidth, base: ownBase,
@@ -235,18 +235,34 @@ private struct DASHRepresentation {
 /// Base URLs, level by level.
 enum DASHLocation {
     /// The element's first `BaseURL`, resolved against `parent`; `parent` when it has none.
-    static func base(of element: MPDElement, under parent: URL) throws(StreamParseError) -> URL {
+    static func base(of element: MPDElement, under parent: URL, budget: inout SegmentBudget) throws(StreamParseError)
+        -> URL
+    {
         guard let baseURL = element.child("BaseURL") else { return parent }
-        return try resolve(baseURL.text, against: parent)
+        return try resolve(baseURL.text, against: parent, budget: &budget)
     }
 
-    /// `reference` resolved against `base`: it must be an http or https URL, as vfetch fetches no other.
-    static func resolve(_ reference: String, against base: URL) throws(StreamParseError) -> URL {
+    /// `reference` resolved against `base`: it must be an http or https URL, as vfetch fetches no other,
+    /// within the longest URL and the manifest's budget of URL bytes.
+    static func resolve(_ reference: String, against base: URL, budget: inout SegmentBudget) throws(StreamParseError)
+        -> URL
+    {
         let trimmed = reference.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.utf8.count <= SegmentBudget.maxURLBytes else {
+            throw StreamParseError("\"\(trimmed.prefix(80))\" is longer than \(SegmentBudget.maxURLBytes) bytes")
+        }
         guard let url = URL(string: trimmed, relativeTo: base)?.absoluteURL,
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false
         else {
             throw StreamParseError("\"\(trimmed.prefix(80))\" is not an http or https URL")
+        }
+        let bytes = url.absoluteString.utf8.count
+        guard bytes <= SegmentBudget.maxURLBytes else {
+            throw StreamParseError(
+                "\"\(trimmed.prefix(80))\" resolves to a URL longer than \(SegmentBudget.maxURLBytes) bytes")
+        }
+        guard budget.takeURL(bytes: bytes) else {
+            throw StreamParseError("the manifest's URLs are more than \(SegmentBudget.maxTotalURLBytes >> 20) MiB in all")
         }
         return url
     }

@@ -53,9 +53,9 @@ struct DASHSegmentReader {
         if let text = template["initialization"] {
             let path = try DASHURLTemplate(text).expand(
                 representationID: representationID, number: startNumber, time: offset, bandwidth: bandwidth)
-            initialization = MediaResource(url: try DASHLocation.resolve(path, against: base))
+            initialization = MediaResource(url: try DASHLocation.resolve(path, against: base, budget: &budget))
         } else {
-            initialization = try self.initialization(template.child("Initialization"))
+            initialization = try self.initialization(template.child("Initialization"), budget: &budget)
         }
 
         let times: [DASHSegmentTime]
@@ -86,7 +86,7 @@ struct DASHSegmentReader {
                 representationID: representationID, number: time.number, time: time.time, bandwidth: bandwidth)
             segments.append(
                 MediaSegment(
-                    resource: MediaResource(url: try DASHLocation.resolve(path, against: base)),
+                    resource: MediaResource(url: try DASHLocation.resolve(path, against: base, budget: &budget)),
                     duration: Double(time.duration) / Double(timescale), sequence: time.number,
                     initialization: initialization, encryption: encryption))
         }
@@ -131,7 +131,7 @@ struct DASHSegmentReader {
         let timescale = try Self.timescale(list)
         let startNumber = Int(try list.unsigned("startNumber") ?? 1)
         let duration = try list.unsigned("duration")
-        let initialization = try self.initialization(list.child("Initialization"))
+        let initialization = try self.initialization(list.child("Initialization"), budget: &budget)
         let entries = list.children("SegmentURL")
         try budget.take(entries.count)
         guard startNumber <= Int.max - entries.count else {
@@ -146,7 +146,7 @@ struct DASHSegmentReader {
         for (index, entry) in entries.enumerated() {
             let url =
                 try entry["media"].map { (media) throws(StreamParseError) in
-                    try DASHLocation.resolve(media, against: base)
+                    try DASHLocation.resolve(media, against: base, budget: &budget)
                 } ?? base
             let range = try entry["mediaRange"].map { (text) throws(StreamParseError) in
                 try DASHLocation.byteRange(text)
@@ -172,7 +172,7 @@ struct DASHSegmentReader {
     private func indexed(_ segmentBase: MPDElement, budget: inout SegmentBudget) throws(StreamParseError)
         -> SegmentSource
     {
-        let initialization = try self.initialization(segmentBase.child("Initialization"))
+        let initialization = try self.initialization(segmentBase.child("Initialization"), budget: &budget)
         guard let text = segmentBase["indexRange"] else { return try wholeFile(initialization, budget: &budget) }
         return .indexed(url: base, initialization: initialization, indexRange: try DASHLocation.byteRange(text))
     }
@@ -197,11 +197,13 @@ struct DASHSegmentReader {
     // MARK: - Parts
 
     /// `Initialization@sourceURL` (else the BaseURL itself) and `@range`.
-    private func initialization(_ element: MPDElement?) throws(StreamParseError) -> MediaResource? {
+    private func initialization(_ element: MPDElement?, budget: inout SegmentBudget) throws(StreamParseError)
+        -> MediaResource?
+    {
         guard let element else { return nil }
         let url =
             try element["sourceURL"].map { (source) throws(StreamParseError) in
-                try DASHLocation.resolve(source, against: base)
+                try DASHLocation.resolve(source, against: base, budget: &budget)
             } ?? base
         let range = try element["range"].map { (text) throws(StreamParseError) in try DASHLocation.byteRange(text) }
         return MediaResource(url: url, byteRange: range)
@@ -213,7 +215,7 @@ struct DASHSegmentReader {
 
     private static func timescale(_ element: MPDElement) throws(StreamParseError) -> Int64 {
         let timescale = try element.unsigned("timescale") ?? 1
-        guard timescale > 0 else { throw StreamParseError("\(element.name)@timescale is 0") }
+        guard timescale > 0 else { throw StreamParseError("\(element.name.prefix(40))@timescale is 0") }
         return timescale
     }
 

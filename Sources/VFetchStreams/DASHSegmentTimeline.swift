@@ -6,21 +6,6 @@ struct DASHSegmentTime: Equatable {
     var duration: Int64
 }
 
-/// How many segments a manifest may still expand, across all of its tracks: a hostile `S@r` or a
-/// tiny `@duration` must not loop for ever or fill memory.
-struct SegmentBudget {
-    static let maxSegments = 1_000_000
-
-    private(set) var remaining = maxSegments
-
-    mutating func take(_ count: Int) throws(StreamParseError) {
-        guard count >= 0, count <= remaining else {
-            throw StreamParseError("the manifest lists more than \(Self.maxSegments) segments")
-        }
-        remaining -= count
-    }
-}
-
 /// The segments a `SegmentTimeline`, or a fixed segment `@duration`, lays out.
 enum DASHSegmentTimeline {
     /// Where an `S@r` of -1 stops repeating, when no later `S@t` says, in timescale units.

@@ -23,7 +23,9 @@ struct DASHURLTemplate: Equatable {
     /// or an unpaired `$` is an error.
     init(_ template: String) throws(StreamParseError) {
         let pieces = template.split(separator: "$", omittingEmptySubsequences: false)
-        guard pieces.count % 2 == 1 else { throw StreamParseError("the template \"\(template)\" has an unpaired $") }
+        guard pieces.count % 2 == 1 else {
+            throw StreamParseError("the template \"\(template.prefix(80))\" has an unpaired $")
+        }
         var parts: [Part] = []
         for (index, piece) in pieces.enumerated() {
             if index % 2 == 0 {
@@ -36,7 +38,8 @@ struct DASHURLTemplate: Equatable {
             }
             let name = piece.prefix { $0 != "%" }
             guard let field = Field(rawValue: String(name)) else {
-                throw StreamParseError("the template \"\(template)\" has the unknown identifier $\(piece)$")
+                throw StreamParseError(
+                    "the template \"\(template.prefix(80))\" has the unknown identifier $\(piece.prefix(40))$")
             }
             let format = piece.dropFirst(name.count)
             var width = 0
@@ -47,7 +50,8 @@ struct DASHURLTemplate: Equatable {
                     digits.allSatisfy(\.isNumber), digits.isEmpty || digits.first == "0",
                     let value = digits.isEmpty ? 0 : Int(digits), value <= Self.maxWidth
                 else {
-                    throw StreamParseError("the template \"\(template)\" has the format \(format), not %0<width>d")
+                    throw StreamParseError(
+                        "the template \"\(template.prefix(80))\" has the format \(format.prefix(40)), not %0<width>d")
                 }
                 width = value
             }
@@ -68,7 +72,8 @@ struct DASHURLTemplate: Equatable {
         parts.contains { if case .field(field, _) = $0 { true } else { false } }
     }
 
-    /// The template with every field filled. A template with `$Bandwidth$` needs a `bandwidth`.
+    /// The template with every field filled. A template with `$Bandwidth$` needs a `bandwidth`; one
+    /// that makes more than `SegmentBudget.maxURLBytes` (a long id, repeated) is refused as it grows.
     func expand(representationID: String, number: Int, time: Int64, bandwidth: Int?) throws(StreamParseError) -> String {
         var result = ""
         for part in parts {
@@ -87,8 +92,23 @@ struct DASHURLTemplate: Equatable {
                 }
                 result += Self.padded(String(bandwidth), width)
             }
+            guard result.utf8.count <= SegmentBudget.maxURLBytes else {
+                throw StreamParseError(
+                    "the template \"\(written.prefix(80))\" makes a URL longer than \(SegmentBudget.maxURLBytes) bytes")
+            }
         }
         return result
+    }
+
+    /// The template as it reads in a manifest, for messages.
+    private var written: String {
+        parts.map { part in
+            switch part {
+            case .text(let text): text.replacingOccurrences(of: "$", with: "$$")
+            case .field(let field, 0): "$\(field.rawValue)$"
+            case .field(let field, let width): "$\(field.rawValue)%0\(width)d$"
+            }
+        }.joined()
     }
 
     private static func padded(_ digits: String, _ width: Int) -> String {

@@ -14,6 +14,7 @@ struct HLSMasterPlaylistReader {
     private var renditionIDs: Set<String> = []
     /// The `EXT-X-STREAM-INF` waiting for the URI line that follows it.
     private var pendingVariant: (line: Int, attributes: HLSAttributes)?
+    private var budget = SegmentBudget()
 
     init(url: URL) {
         self.url = url
@@ -33,7 +34,7 @@ struct HLSMasterPlaylistReader {
                 throw HLSPlaylist.failure(line.number, "a URI with no #EXT-X-STREAM-INF before it")
             }
             pendingVariant = nil
-            let playlist = try HLSPlaylist.resolve(uri, against: url, line: line.number)
+            let playlist = try HLSPlaylist.resolve(uri, against: url, line: line.number, budget: &budget)
             variants.append(variant(pending.attributes, id: "v\(variants.count)", playlist: playlist))
         }
     }
@@ -80,13 +81,17 @@ struct HLSMasterPlaylistReader {
         default: return
         }
         guard let group = attributes["GROUP-ID"], let name = attributes["NAME"] else {
-            throw HLSPlaylist.failure(line, "#EXT-X-MEDIA TYPE=\(type) needs a GROUP-ID and a NAME")
+            throw HLSPlaylist.failure(line, "#EXT-X-MEDIA TYPE=\(type.prefix(40)) needs a GROUP-ID and a NAME")
         }
         let id = "\(type)/\(group)/\(name)"
         // NAME is unique within a group (RFC 8216 4.3.4.1); a repeat would make two tracks with one id.
         guard renditionIDs.insert(id).inserted else { return }
         let segments: SegmentSource =
-            if let uri = attributes["URI"] { .playlist(try HLSPlaylist.resolve(uri, against: url, line: line)) } else { .none }
+            if let uri = attributes["URI"] {
+                .playlist(try HLSPlaylist.resolve(uri, against: url, line: line, budget: &budget))
+            } else {
+                .none
+            }
         renditions.append(
             StreamTrack(
                 id: id, kind: kind, language: attributes["LANGUAGE"].map(String.init), name: String(name),

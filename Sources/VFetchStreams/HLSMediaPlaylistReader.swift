@@ -26,15 +26,15 @@ struct HLSMediaPlaylistReader {
     // What holds until the next tag of its kind.
     private var initialization: MediaResource?
     private var encryption: SegmentEncryption = .none
-    /// The keys of consecutive `EXT-X-KEY` tags: one segment may list a key per KEYFORMAT
-    /// (Widevine, PlayReady, FairPlay, and sometimes a clear AES-128 key among them).
-    private var keys: [SegmentEncryption] = []
+    /// Whether a segment came since the last `EXT-X-KEY`: consecutive keys are one segment's, a key
+    /// per KEYFORMAT (Widevine, PlayReady, FairPlay, and sometimes a clear AES-128 key among them).
     private var segmentSinceKey = false
 
     /// Where the last byte range of each resource ended, for an `EXT-X-BYTERANGE` without an offset.
     private var rangeEnds: [URL: Int64] = [:]
     /// The last URI resolved: a single-file playlist names one resource a thousand times.
     private var lastResolved: (uri: Substring, url: URL)?
+    private var budget = SegmentBudget()
 
     init(url: URL) {
         self.url = url
@@ -75,11 +75,13 @@ struct HLSMediaPlaylistReader {
             initialization = try map(HLSAttributes(value), line: number)
         case .tag("EXT-X-KEY", let value):
             let key = try key(HLSAttributes(value), line: number)
-            if segmentSinceKey { keys = [] }
+            // Of one segment's keys, a clear key vfetch can use wins over DRM listed beside it, else
+            // the first that is not NONE. Kept as each key is read: 400,000 keys, each compared with
+            // all those before it, took a minute.
+            if segmentSinceKey || encryption == .none || (key.isClearKey && !encryption.isClearKey) {
+                encryption = key
+            }
             segmentSinceKey = false
-            keys.append(key)
-            // A clear key vfetch can use wins over DRM listed beside it.
-            encryption = keys.first { if case .aes128 = $0 { true } else { false } } ?? keys.first { $0 != .none } ?? .none
         case .tag, .blank:
             // EXT-X-DISCONTINUITY-SEQUENCE and EXT-X-PROGRAM-DATE-TIME say nothing the model keeps.
             break
@@ -141,13 +143,13 @@ struct HLSMediaPlaylistReader {
 
     private mutating func resolve(_ uri: Substring, line: Int) throws(StreamParseError) -> URL {
         if let lastResolved, lastResolved.uri == uri { return lastResolved.url }
-        let resolved = try HLSPlaylist.resolve(uri, against: url, line: line)
+        let resolved = try HLSPlaylist.resolve(uri, against: url, line: line, budget: &budget)
         lastResolved = (uri, resolved)
         return resolved
     }
 
     /// `EXT-X-KEY`: how the following segments are encrypted.
-    private func key(_ attributes: HLSAttributes, line: Int) throws(StreamParseError) -> SegmentEncryption {
+    private mutating func key(_ attributes: HLSAttributes, line: Int) throws(StreamParseError) -> SegmentEncryption {
         guard let method = attributes["METHOD"] else { throw HLSPlaylist.failure(line, "#EXT-X-KEY has no METHOD") }
         let format = attributes["KEYFORMAT"] ?? "identity"
         switch method {
@@ -162,7 +164,7 @@ struct HLSMediaPlaylistReader {
                 }
                 iv = bytes
             }
-            return .aes128(key: try HLSPlaylist.resolve(uri, against: url, line: line), iv: iv)
+            return .aes128(key: try HLSPlaylist.resolve(uri, against: url, line: line, budget: &budget), iv: iv)
         default:
             // SAMPLE-AES, or a DRM system's key (its URI is skd:// or data:, never resolved).
             return .unsupported(String(format == "identity" ? method : format))
@@ -193,5 +195,12 @@ struct HLSMediaPlaylistReader {
 
     private static func badByteRange(_ text: some StringProtocol, line: Int) -> StreamParseError {
         HLSPlaylist.failure(line, "bad byte range \"\(text.prefix(60))\": expected <length>[@<offset>] within 2^63 bytes")
+    }
+}
+
+extension SegmentEncryption {
+    /// AES-128 with a key vfetch fetches: encryption it can undo.
+    fileprivate var isClearKey: Bool {
+        if case .aes128 = self { true } else { false }
     }
 }

@@ -96,13 +96,27 @@ package enum HLSPlaylist {
     }
 
     /// The absolute http(s) URL a playlist URI names: relative ones resolve against the playlist's URL.
-    static func resolve(_ uri: Substring, against base: URL, line: Int) throws(StreamParseError) -> URL {
-        if let url = URL(string: String(uri), relativeTo: base)?.absoluteURL,
+    /// It is no longer than the longest URL, and its bytes come out of the playlist's budget.
+    static func resolve(_ uri: Substring, against base: URL, line: Int, budget: inout SegmentBudget)
+        throws(StreamParseError) -> URL
+    {
+        guard uri.utf8.count <= SegmentBudget.maxURLBytes else {
+            throw failure(line, "the URI \"\(uri.prefix(80))\" is longer than \(SegmentBudget.maxURLBytes) bytes")
+        }
+        guard let url = URL(string: String(uri), relativeTo: base)?.absoluteURL,
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             url.host?.isEmpty == false
-        {
-            return url
+        else {
+            throw failure(line, "the URI \"\(uri.prefix(200))\" does not resolve to an http(s) URL")
         }
-        throw failure(line, "the URI \"\(uri.prefix(200))\" does not resolve to an http(s) URL")
+        let bytes = url.absoluteString.utf8.count
+        guard bytes <= SegmentBudget.maxURLBytes else {
+            throw failure(
+                line, "the URI \"\(uri.prefix(80))\" resolves to a URL longer than \(SegmentBudget.maxURLBytes) bytes")
+        }
+        guard budget.takeURL(bytes: bytes) else {
+            throw failure(line, "the playlist's URLs are more than \(SegmentBudget.maxTotalURLBytes >> 20) MiB in all")
+        }
+        return url
     }
 }

@@ -20,6 +20,10 @@ struct MPDElement: Sendable, Equatable {
     static let maxBytes = 16 << 20
     /// The most elements a document may hold, so that a document of `<a/>`s cannot cost gigabytes.
     static let maxElements = 1_000_000
+    /// The deepest nesting read. An MPD's own elements go 7 deep (MPD, Period, AdaptationSet,
+    /// Representation, SegmentTemplate, SegmentTimeline, S); the tree is read, rewritten and freed by
+    /// recursion, which this keeps safe on a small stack (serve's threads overflowed at 10,000).
+    static let maxDepth = 64
 
     init(name: String, attributes: [String: String] = [:], children: [MPDElement] = [], text: String = "") {
         self.name = name
@@ -47,7 +51,7 @@ struct MPDElement: Sendable, Equatable {
     func integer(_ attribute: String) throws(StreamParseError) -> Int64? {
         guard let text = attributes[attribute] else { return nil }
         guard let value = Int64(text.trimmingCharacters(in: .whitespaces)) else {
-            throw StreamParseError("\(name)@\(attribute) is \"\(text.prefix(40))\", not a whole number")
+            throw StreamParseError("\(name.prefix(40))@\(attribute) is \"\(text.prefix(40))\", not a whole number")
         }
         return value
     }
@@ -55,7 +59,7 @@ struct MPDElement: Sendable, Equatable {
     /// An attribute that is a whole number not below 0 (`@timescale`, `S@t`, `@startNumber`); nil when absent.
     func unsigned(_ attribute: String) throws(StreamParseError) -> Int64? {
         guard let value = try integer(attribute) else { return nil }
-        guard value >= 0 else { throw StreamParseError("\(name)@\(attribute) is \(value), below 0") }
+        guard value >= 0 else { throw StreamParseError("\(name.prefix(40))@\(attribute) is \(value), below 0") }
         return value
     }
 
@@ -119,6 +123,9 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
         guard count <= MPDElement.maxElements else {
             return refuse(parser, "the manifest has more than \(MPDElement.maxElements) elements")
         }
+        guard open.count < MPDElement.maxDepth else {
+            return refuse(parser, "the manifest nests elements more than \(MPDElement.maxDepth) deep")
+        }
         var local: [String: String] = [:]
         for (name, value) in attributes where name != "xmlns" && !name.hasPrefix("xmlns:") {
             let localName = Self.localName(name)
@@ -149,25 +156,25 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
     // A manifest needs no document type: any entity in one is an attack (XXE, billion laughs).
 
     func parser(_ parser: XMLParser, resolveExternalEntityName name: String, systemID: String?) -> Data? {
-        refuse(parser, "the manifest refers to the entity &\(name);, which vfetch does not expand")
+        refuse(parser, "the manifest refers to the entity &\(name.prefix(40));, which vfetch does not expand")
         return nil
     }
 
     func parser(_ parser: XMLParser, foundInternalEntityDeclarationWithName name: String, value: String?) {
-        refuse(parser, "the manifest declares the entity \(name), which vfetch does not expand")
+        refuse(parser, "the manifest declares the entity \(name.prefix(40)), which vfetch does not expand")
     }
 
     func parser(
         _ parser: XMLParser, foundExternalEntityDeclarationWithName name: String, publicID: String?, systemID: String?
     ) {
-        refuse(parser, "the manifest declares the external entity \(name), which vfetch does not load")
+        refuse(parser, "the manifest declares the external entity \(name.prefix(40)), which vfetch does not load")
     }
 
     func parser(
         _ parser: XMLParser, foundUnparsedEntityDeclarationWithName name: String, publicID: String?, systemID: String?,
         notationName: String?
     ) {
-        refuse(parser, "the manifest declares the external entity \(name), which vfetch does not load")
+        refuse(parser, "the manifest declares the external entity \(name.prefix(40)), which vfetch does not load")
     }
 
     private static func localName(_ name: String) -> String {

@@ -26,7 +26,7 @@ package enum StreamDocument {
         switch track.segments {
         case .playlist:
             guard case .media(let list) = try HLSPlaylist.parse(String(decoding: body, as: UTF8.self), url: url) else {
-                throw StreamParseError("\(url.absoluteString) is a master playlist where a media playlist belongs")
+                throw StreamParseError("\(url.absoluteString.prefix(200)) is a master playlist where a media playlist belongs")
             }
             return list
         case .indexed:

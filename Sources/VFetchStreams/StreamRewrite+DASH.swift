@@ -101,6 +101,7 @@ private struct DASHLinkPlanner {
     let link: (String) -> String
     private(set) var edits: [Edit] = []
     private(set) var elementCount = 0
+    private var budget = SegmentBudget()
     /// Attributes for the SegmentTemplate of the level just visited, added when it is reached.
     private var pendingTemplateAttributes: (level: Int, attributes: String)?
 
@@ -142,7 +143,7 @@ private struct DASHLinkPlanner {
             if let kind = inherited.others.first(where: { !overridden.contains($0) }) {
                 // Rare (a list of segment URLs shared by Representations in different places): refused, not served wrong.
                 throw StreamParseError(
-                    "a \(kind) above an element with its own BaseURL (<\(element.name)>) is not rewritten yet")
+                    "a \(kind) above an element with its own BaseURL (<\(element.name.prefix(40))>) is not rewritten yet")
             }
             let own = element.child("SegmentTemplate")
             var added = ""
@@ -211,8 +212,10 @@ private struct DASHLinkPlanner {
         return element.children.contains(where: holdsURLs)
     }
 
-    private func resolve(_ text: String, against base: URL, mayBeOwn: Bool = false) throws(StreamParseError) -> URL {
-        let url = try DASHLocation.resolve(text, against: base)
+    private mutating func resolve(_ text: String, against base: URL, mayBeOwn: Bool = false) throws(StreamParseError)
+        -> URL
+    {
+        let url = try DASHLocation.resolve(text, against: base, budget: &budget)
         guard mayBeOwn || !own.contains(url.absoluteString) || text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
         else {
             throw StreamParseError("the manifest names itself as a part (\(text.prefix(200)))")
@@ -220,12 +223,12 @@ private struct DASHLinkPlanner {
         return url
     }
 
-    private func linkURL(_ text: String, base: URL) throws(StreamParseError) -> String {
+    private mutating func linkURL(_ text: String, base: URL) throws(StreamParseError) -> String {
         link(try resolve(text, against: base).absoluteString)
     }
 
     /// A SegmentTemplate URL linked with its `$…$` identifiers kept as they were written.
-    private func linkTemplate(_ template: String, base: URL) throws(StreamParseError) -> String {
+    private mutating func linkTemplate(_ template: String, base: URL) throws(StreamParseError) -> String {
         let marker = "vfetchfield"
         guard !template.lowercased().contains(marker) else {
             throw StreamParseError("the template \"\(template.prefix(80))\" holds vfetch's own marker")

@@ -73,6 +73,8 @@ package enum StreamRewrite {
         var hasEnd = false
         var segments: [String] = []
         var number = 0
+        // Every URI is written out, the same one as often as it is listed: each counts.
+        var budget = SegmentBudget()
         var rest = body
         while !rest.isEmpty {
             number += 1
@@ -91,7 +93,7 @@ package enum StreamRewrite {
                 output += raw
             case .uri(let uri):
                 var target: String?
-                output += try linked(uri, url: url, own: own, line: number) { absolute in
+                output += try linked(uri, url: url, own: own, line: number, budget: &budget) { absolute in
                     target = absolute
                     return link(absolute)
                 }
@@ -100,7 +102,7 @@ package enum StreamRewrite {
             case .tag(let name, _):
                 if ["EXTINF", "EXT-X-TARGETDURATION", "EXT-X-MEDIA-SEQUENCE"].contains(name) { isMedia = true }
                 if name == "EXT-X-ENDLIST" { hasEnd = true }
-                output += try linkingAttributes(content, url: url, own: own, line: number, link: link)
+                output += try linkingAttributes(content, url: url, own: own, line: number, budget: &budget, link: link)
                 output += ending
             }
         }
@@ -111,7 +113,8 @@ package enum StreamRewrite {
     /// A tag line with the value of its `URI` attribute (the only attribute that names a resource in
     /// RFC 8216) linked; other tags unchanged.
     private static func linkingAttributes(
-        _ line: Substring, url: URL, own: Set<String>, line number: Int, link: (String) -> String
+        _ line: Substring, url: URL, own: Set<String>, line number: Int, budget: inout SegmentBudget,
+        link: (String) -> String
     ) throws(StreamParseError) -> String {
         let utf8 = line.utf8
         // Most tags (EXTINF, BYTERANGE) name no resource, and some are no attribute list at all.
@@ -132,7 +135,9 @@ package enum StreamRewrite {
                 let close = utf8[valueStart...].firstIndex(of: UInt8(ascii: "\"")) ?? utf8.endIndex
                 let value = line[valueStart..<close]
                 output += "\""
-                output += name == "URI" ? try linked(value, url: url, own: own, line: number, link: link) : String(value)
+                output +=
+                    name == "URI"
+                    ? try linked(value, url: url, own: own, line: number, budget: &budget, link: link) : String(value)
                 position = close
             } else {
                 position = valueStart
@@ -147,12 +152,12 @@ package enum StreamRewrite {
 
     /// `uri` resolved against the playlist's URL and linked; a URI of another scheme (`skd:`, `data:`)
     /// is not the proxy's to fetch and stays.
-    private static func linked(_ uri: Substring, url: URL, own: Set<String>, line: Int, link: (String) -> String)
-        throws(StreamParseError) -> String
-    {
+    private static func linked(
+        _ uri: Substring, url: URL, own: Set<String>, line: Int, budget: inout SegmentBudget, link: (String) -> String
+    ) throws(StreamParseError) -> String {
         let trimmed = uri.trimmingSpaces
         if let scheme = schemeOf(trimmed), scheme != "http", scheme != "https" { return String(uri) }
-        let absolute = try HLSPlaylist.resolve(trimmed, against: url, line: line)
+        let absolute = try HLSPlaylist.resolve(trimmed, against: url, line: line, budget: &budget)
         guard !own.contains(absolute.absoluteString) else {
             throw HLSPlaylist.failure(line, "the playlist lists itself (\(trimmed.prefix(200)))")
         }

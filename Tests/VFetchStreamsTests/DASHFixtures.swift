@@ -124,3 +124,13 @@ func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
 func parseMPDOnOwnThread(_ text: String) async -> Result<StreamCatalog, StreamParseError> {
     await onOwnThread { Result { () throws(StreamParseError) in try parseMPD(text) } }
 }
+
+/// Runs `work` on a thread with a 512 KiB stack, as small as the event loop threads `vfetch serve`
+/// parses documents on: a recursion as deep as the input overflows it.
+func onSmallStackThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: work()) }
+        thread.stackSize = 512 << 10
+        thread.start()
+    }
+}

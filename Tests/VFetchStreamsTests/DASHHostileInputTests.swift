@@ -109,6 +109,85 @@ import Testing
         #expect(catalog.tracks.map(\.id) == ["1080p", "480p", "aud"])
     }
 
+    /// `text` read as an MPD and rewritten for `vfetch serve`, both on a thread with serve's small stack.
+    static func parseAndRewriteOnSmallStack(_ text: String) async -> [Result<Int, StreamParseError>] {
+        let bytes = Array(text.utf8)
+        return await onSmallStackThread {
+            let url = URL(string: "https://cdn.example.com/v/manifest.mpd")!
+            let parsed = Result { () throws(StreamParseError) in try DASHManifest.parse(bytes, url: url).tracks.count }
+            let rewritten = Result { () throws(StreamParseError) in
+                try StreamRewrite.rewrite(bytes, format: .dash, url: url) { "http://127.0.0.1/stream?url=" + $0 }
+                    .bytes.count
+            }
+            return [parsed, rewritten]
+        }
+    }
+
+    /// Elements nested 10,000 deep overflowed serve's stack (50,000 the main thread's): the tree is
+    /// refused past a small depth, before anything recurses over it (reading, rewriting, freeing it).
+    @Test func deeplyNestedElementsAreRefused() async throws {
+        for depth in [10_000, 50_000] {
+            let nested = String(repeating: "<a>", count: depth) + String(repeating: "</a>", count: depth)
+            let results = await Self.parseAndRewriteOnSmallStack("<MPD><Period>\(nested)</Period></MPD>")
+            for result in results {
+                #expect(throws: StreamParseError("the manifest nests elements more than 64 deep")) { try result.get() }
+            }
+        }
+        // Extension elements inside a Representation, as deep as the limit allows, still read.
+        let deepest = 60
+        let nested = String(repeating: "<x:a>", count: deepest) + String(repeating: "</x:a>", count: deepest)
+        let text = """
+            <MPD mediaPresentationDuration="PT2S"><Period><AdaptationSet contentType="video">\
+            <Representation id="v" bandwidth="1"><BaseURL>v.mp4</BaseURL>\(nested)</Representation>\
+            </AdaptationSet></Period></MPD>
+            """
+        for result in await Self.parseAndRewriteOnSmallStack(text) {
+            #expect(try result.get() > 0)
+        }
+    }
+
+    /// A 28 KB MPD whose `media` repeats `$RepresentationID$` 1,000 times under a 10,000-character
+    /// id: 10 MB a URL, 3 GB for its 300 segments. The first URL is refused, and the message is short.
+    @Test func aTemplateThatExpandsPastTheLongestURLIsRefused() async throws {
+        let id = String(repeating: "i", count: 10_000)
+        let media = String(repeating: "$RepresentationID$", count: 1_000)
+        let text = """
+            <MPD mediaPresentationDuration="PT300S"><Period><AdaptationSet contentType="video">\
+            <SegmentTemplate media="\(media)" duration="1"/><Representation id="\(id)" bandwidth="1"/>\
+            </AdaptationSet></Period></MPD>
+            """
+        let result = await parseMPDOnOwnThread(text)
+        let refusal = StreamParseError(
+            "the template \"\(media.prefix(80))\" makes a URL longer than 8192 bytes")
+        #expect(throws: refusal) { try result.get() }
+        #expect(refusal.description.count < 200)
+    }
+
+    /// URLs under an 8,000-character BaseURL, 20,000 of them (segments of a template, or Representations
+    /// with a BaseURL of one letter each): 160 MB from a small MPD. The manifest's URLs have a budget.
+    @Test func theURLsOfAManifestHaveABudget() async throws {
+        let base = "<BaseURL>https://cdn.example.com/\(String(repeating: "b", count: 8_000))/</BaseURL>"
+        let segments = """
+            <MPD mediaPresentationDuration="PT20000S">\(base)<Period><AdaptationSet contentType="video">\
+            <SegmentTemplate media="$Number$.m4s" duration="1"/><Representation id="v" bandwidth="1"/>\
+            </AdaptationSet></Period></MPD>
+            """
+        let representations = (0..<20_000).map {
+            "<Representation id=\"r\($0)\" bandwidth=\"1\"><BaseURL>a</BaseURL></Representation>"
+        }
+        let baseURLs = """
+            <MPD mediaPresentationDuration="PT2S">\(base)<Period><AdaptationSet contentType="video">\
+            \(representations.joined())</AdaptationSet></Period></MPD>
+            """
+        let refusal = StreamParseError("the manifest's URLs are more than 128 MiB in all")
+        let expanded = await parseMPDOnOwnThread(segments)
+        #expect(throws: refusal) { try expanded.get() }
+        // The rewrite keeps templates as they are: only the BaseURLs' links add up.
+        for result in await Self.parseAndRewriteOnSmallStack(baseURLs) {
+            #expect(throws: refusal) { try result.get() }
+        }
+    }
+
     @Test func documentsNotUTF8TooLargeOrWithTooManyElementsAreRefused() async throws {
         #expect(throws: StreamParseError("the manifest is not UTF-8 text")) {
             try DASHManifest.parse(
