@@ -22,6 +22,8 @@ package final class CacheDirectory: Sendable {
         /// Why the entry cannot be served (its manifest cannot be read), or nil.
         package var failure: String? = nil
         package var isComplete: Bool { length.map { bytesCached == $0 } ?? false }
+        /// A secret (an AES key): kept for offline play, never listed.
+        package var isSecret: Bool { CacheIndex.isSecretKey(key) }
         package var state: CacheEntryState { CacheEntryState(length: length, bytesCached: bytesCached, failure: failure) }
     }
 

@@ -50,6 +50,9 @@ public struct DownloadOptions: Sendable, Equatable {
     public var sha256: String?
     /// Replace a file that exists at the output path.
     public var overwrite = false
+    /// Make the output readable by its owner only (mode 0600), whatever the umask: a cache's copies,
+    /// an AES key among them, are nobody else's.
+    public var privateOutput = false
     /// Playback first: head and tail at once, then the file in order with a lookahead window, so a
     /// player can start early; the other connections fill the rest.
     public var stream = false

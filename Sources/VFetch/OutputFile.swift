@@ -15,11 +15,12 @@ final class OutputFile {
     private var tagBuffer: [UInt8] = []
 
     /// Opens (creating if needed, never truncating) the file and locks it. It is the user's file, so
-    /// it is made as the umask says; a symbolic link, FIFO or device in its place is refused.
-    init(path: String) throws(DownloadError) {
+    /// it is made as the umask says (`mode` less the umask); a symbolic link, FIFO or device in its
+    /// place is refused.
+    init(path: String, mode: FileSystem.Mode = 0o644) throws(DownloadError) {
         self.path = path
         let fd: Int32
-        do { fd = try FileSystem.open(path, .readWrite, creating: 0o644) } catch { throw .forOutput(error) }
+        do { fd = try FileSystem.open(path, .readWrite, creating: mode) } catch { throw .forOutput(error) }
         guard Self.lock(fd) == nil else {
             FileSystem.close(fd)
             throw .busy(path)

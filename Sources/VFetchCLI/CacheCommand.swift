@@ -19,7 +19,7 @@ struct CacheCommand: ParsableCommand {
 
         func run() throws {
             let directory = try open(location, exclusive: false)
-            let entries = directory.entries()
+            let entries = directory.entries().filter { !$0.isSecret }
             let streams = directory.streams(among: entries)
             let inStreams = Set(streams.flatMap(\.parts))
             let files = entries.filter { !inStreams.contains($0.id) }

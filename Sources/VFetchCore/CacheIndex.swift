@@ -53,6 +53,16 @@ package struct CacheIndex: Codable, Sendable, Equatable {
     // A space never appears in a URL, and a scoped key starts with "key ": no other key starts so.
     private static let pageKeyPrefix = "page "
 
+    /// The key of an entry that holds a secret (an HLS stream's AES key, as a rewritten playlist marks
+    /// it): its own entry, never listed by `vfetch cache ls` or `/status`.
+    package static func secretKey(_ key: String) -> String { secretKeyPrefix + key }
+
+    /// Whether `key` names a secret's entry.
+    package static func isSecretKey(_ key: String) -> Bool { key.hasPrefix(secretKeyPrefix) }
+
+    // No URL, page key or scoped key starts so.
+    private static let secretKeyPrefix = "secret "
+
     /// The key of the kept copy of the playlist at `url` (see `KeptPlaylist`): a name of its own, so
     /// a URL read both as a file and as a playlist never shares an ID between the two.
     package static func playlistKey(url: String) -> String { playlistKeyPrefix + url }

@@ -63,8 +63,10 @@ package final class PlayerCache: Sendable {
         let id = directory.touch(key: key, url: url)
         let (entry, isNew) = entries.withLock { entries in
             if let entry = entries[id] { return (entry, false) }
+            var options = settings.download
+            options.privateOutput = true
             let entry = CacheEntry(
-                id: id, url: url, path: directory.entryPath(id), options: settings.download, prefetch: settings.prefetch,
+                id: id, url: url, path: directory.entryPath(id), options: options, prefetch: settings.prefetch,
                 maxBytes: settings.maxBytes, disk: disk,
                 downloadEnded: { [weak self] in
                     guard let self else { return }
@@ -296,7 +298,7 @@ package final class PlayerCache: Sendable {
 
     private func status() async -> [String: Any] {
         let live = entries.withLock { $0 }
-        let saved = (try? await disk.runIfActive { [directory] in directory.entries() }) ?? []
+        let saved = (try? await disk.runIfActive { [directory] in directory.entries() })?.filter { !$0.isSecret } ?? []
         let documents = await keptDocuments.documents()
         var items: [String: [String: Any]] = [:]
         var files: [CachedStream.File] = []

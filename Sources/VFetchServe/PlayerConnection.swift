@@ -193,7 +193,9 @@ final class PlayerConnection: ChannelInboundHandler {
             if let path = URL(string: url)?.path, StreamFormat.detect(contentType: nil, path: path, firstBytes: []) != nil {
                 return playlist(url: url, fromPage: fromPage, head, context)
             }
-            let key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value, forPage: fromPage)
+            var key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value, forPage: fromPage)
+            // An AES key, as the rewritten playlist marks it: kept for offline play, never listed.
+            if query.contains(where: { $0.name == "kind" && $0.value == "key" }) { key = CacheIndex.secretKey(key) }
             if let failure = cache.recentFailure(key: key, publicOnly: fromPage) {
                 return originFailed(failure.message, exitStatus: failure.exitStatus, head, context)
             }
@@ -422,7 +424,8 @@ final class PlayerConnection: ChannelInboundHandler {
                     source.body, format: format, url: final, requested: URL(string: url),
                     // A /stream link to this server already goes through it: wrapped again, each read would
                     // nest deeper. Any other of its paths is wrapped, so a playlist cannot send a player there.
-                    link: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) })
+                    link: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) },
+                    linkKey: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) + "&kind=key" })
             } catch {
                 throw PlaylistFailure("\(error)")
             }

@@ -35,8 +35,11 @@ package enum StreamRewrite {
     /// Rewrites the document `bytes`, fetched from `url` (after redirects); `format` is what
     /// `StreamFormat.detect` made of it. `requested` is the URL asked for, when another: a document
     /// naming either as one of its own parts would send a player round in a circle, and is refused.
+    /// `linkKey`, when given, links an HLS key's URI (`EXT-X-KEY`, `EXT-X-SESSION-KEY`) in place of
+    /// `link`: a proxy keeps secrets apart from media.
     package static func rewrite(
-        _ bytes: [UInt8], format: StreamFormat, url: URL, requested: URL? = nil, link: @escaping (String) -> String
+        _ bytes: [UInt8], format: StreamFormat, url: URL, requested: URL? = nil, link: @escaping (String) -> String,
+        linkKey: ((String) -> String)? = nil
     ) throws(StreamParseError) -> Document {
         guard bytes.count <= maximumSize else {
             throw StreamParseError("the document is larger than \(maximumSize >> 20) MiB")
@@ -44,7 +47,8 @@ package enum StreamRewrite {
         let own = Set([url.absoluteString, requested?.absoluteString].compactMap { $0 })
         switch format {
         case .hls:
-            let (text, isLive, segments, variants) = try hls(String(decoding: bytes, as: UTF8.self), url: url, own: own, link: link)
+            let (text, isLive, segments, variants) = try hls(
+                String(decoding: bytes, as: UTF8.self), url: url, own: own, link: link, linkKey: linkKey ?? link)
             return Document(bytes: Array(text.utf8), format: .hls, isLive: isLive, segments: segments, variants: variants)
         case .dash:
             let (rewritten, isLive) = try dash(bytes, url: url, own: own, link: link)
@@ -56,9 +60,9 @@ package enum StreamRewrite {
 
     /// Every URI line and every `URI="…"` attribute resolved against `url` and linked; every other
     /// byte (tags, `EXT-X-BYTERANGE`, comments, line ends) kept.
-    static func hls(_ text: String, url: URL, own: Set<String>, link: (String) -> String) throws(StreamParseError)
-        -> (String, isLive: Bool, segments: [String], variants: [String])
-    {
+    static func hls(
+        _ text: String, url: URL, own: Set<String>, link: (String) -> String, linkKey: (String) -> String
+    ) throws(StreamParseError) -> (String, isLive: Bool, segments: [String], variants: [String]) {
         var body = text[...]
         if body.first == "\u{FEFF}" { body = body.dropFirst() }
         let first = body.drop { $0.isWhitespace }
@@ -102,7 +106,9 @@ package enum StreamRewrite {
             case .tag(let name, _):
                 if ["EXTINF", "EXT-X-TARGETDURATION", "EXT-X-MEDIA-SEQUENCE"].contains(name) { isMedia = true }
                 if name == "EXT-X-ENDLIST" { hasEnd = true }
-                output += try linkingAttributes(content, url: url, own: own, line: number, budget: &budget, link: link)
+                let isKey = name == "EXT-X-KEY" || name == "EXT-X-SESSION-KEY"
+                output += try linkingAttributes(
+                    content, url: url, own: own, line: number, budget: &budget, link: isKey ? linkKey : link)
                 output += ending
             }
         }

@@ -80,6 +80,33 @@ struct ServeStreamTests {
         }
     }
 
+    /// An HLS stream's AES key comes through serve as a secret: linked apart from the media, kept for
+    /// offline play, listed by neither `/status` nor `vfetch cache ls`, and, like every file of the
+    /// cache, readable by its owner only.
+    @Test func anAESKeyIsKeptPrivateAndUnlisted() async throws {
+        let fixture = try await StreamFixture.shared(.hlsEncrypted)
+        try await withServer { origin, server in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let keyURL = origin.url("/s/key.key")
+            let played = try await Self.frames(server.stream(origin.url("/s/" + fixture.entry)))
+            #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
+            #expect(origin.requests.contains { $0.path == "/s/key.key" }, "the key came through serve")
+            let playlist = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/" + fixture.entry))])
+            #expect(playlist.standardOutput.contains(linked(server, keyURL) + "&kind=key"), "\(playlist.standardOutput)")
+            let listed = try await run("/usr/bin/curl", ["-sf", server.base + "/status"]).standardOutput
+            #expect(listed.contains(".ts") && !listed.contains("key.key"), "\(listed)")
+            let table = try await vfetch(["cache", "ls", "--json", "--cache-dir", server.cacheDirectory])
+            #expect(table.status == 0 && table.standardOutput.contains(".ts") && !table.standardOutput.contains("key.key"))
+            let files = try #require(FileManager.default.enumerator(atPath: server.cacheDirectory)).compactMap { $0 as? String }
+            #expect(!files.isEmpty)
+            for file in files {
+                let mode = try #require(
+                    FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + file)[.posixPermissions] as? Int)
+                #expect(mode & 0o077 == 0, "\(file) has mode \(String(mode, radix: 8))")
+            }
+        }
+    }
+
     /// A stream played through serve is one entry in `vfetch cache ls`, its `--json` and `/status`: its
     /// playlist's URL, its files cached of all, their bytes; plain files list as before, and `cache rm`
     /// of the stream removes its files and kept playlist.
@@ -335,7 +362,7 @@ struct ServeStreamTests {
     /// Offline: a stream played once through serve plays again, with the same frames, once its origin
     /// is gone (the listener closed: every connection refused). The VOD playlists come from the copies
     /// serve kept (private files, not cache entries); a segment never fetched is a quick 502 and a log line.
-    @Test(arguments: [StreamFixture.Kind.hlsFragmented, .hlsVariants, .dash])
+    @Test(arguments: [StreamFixture.Kind.hlsFragmented, .hlsVariants, .hlsEncrypted, .dash])
     func aStreamPlayedOncePlaysAgainWithItsOriginDown(_ kind: StreamFixture.Kind) async throws {
         let fixture = try await StreamFixture.shared(kind)
         let source = try await Self.frames(fixture.path(fixture.source), map: "0:v")
