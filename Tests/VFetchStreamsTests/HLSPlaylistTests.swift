@@ -594,8 +594,8 @@ private func url(_ string: String) -> URL { URL(string: string)! }
         }
 
         var text = "#EXTM3U\n"
-        text.reserveCapacity(12 * (HLSPlaylist.maximumSegmentCount + 1) + 8)
-        for _ in 0...HLSPlaylist.maximumSegmentCount { text += "#EXTINF:1\na\n" }
+        text.reserveCapacity(12 * (SegmentBudget.maxSegments + 1) + 8)
+        for _ in 0...SegmentBudget.maxSegments { text += "#EXTINF:1\na\n" }
         #expect(throws: StreamParseError("line 2000003: more than 1000000 segments")) {
             try HLSPlaylist.parse(text, url: url("https://a.example/i.m3u8"))
         }
