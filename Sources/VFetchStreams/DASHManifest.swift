@@ -16,14 +16,15 @@ package enum DASHManifest {
     ///
     /// `now` is the wall clock a live (`dynamic`) MPD's segments are counted against, when they
     /// come from a SegmentTemplate@duration or run to the live edge (`S@r="-1"`).
-    package static func parse(_ data: some Collection<UInt8>, url: URL, now: Date = Date()) throws(StreamParseError)
-        -> StreamCatalog
-    {
+    /// `budget` is how many segments and URL bytes it may make (smaller in tests).
+    package static func parse(
+        _ data: some Collection<UInt8>, url: URL, now: Date = Date(), budget: SegmentBudget = SegmentBudget()
+    ) throws(StreamParseError) -> StreamCatalog {
         let root = try MPDElement.parse(data)
         guard root.name == "MPD" else {
             throw StreamParseError("the document is <\(root.name.prefix(40))>, not a DASH manifest (<MPD>)")
         }
-        return try PresentationReader(mpd: root, url: url, now: now).catalog()
+        return try PresentationReader(mpd: root, url: url, now: now).catalog(budget: budget)
     }
 }
 
@@ -59,7 +60,7 @@ private struct PresentationReader {
         }
     }
 
-    func catalog() throws(StreamParseError) -> StreamCatalog {
+    func catalog(budget: SegmentBudget) throws(StreamParseError) -> StreamCatalog {
         var periods: [MPDElement] = []
         for period in mpd.children("Period") {
             // A remote Period (XLink) is one more document; "resolve to zero" means no Period at all.
@@ -71,7 +72,7 @@ private struct PresentationReader {
         }
         guard !periods.isEmpty else { throw StreamParseError("the MPD has no Period") }
         let timings = try Self.timings(of: periods, presentationDuration: duration)
-        var budget = SegmentBudget()
+        var budget = budget
         let base = try DASHLocation.base(of: mpd, under: url, budget: &budget)
         var tracksByPeriod: [[StreamTrack]] = []
         for (period, timing) in zip(periods, timings) {
@@ -262,7 +263,7 @@ enum DASHLocation {
                 "\"\(trimmed.prefix(80))\" resolves to a URL longer than \(SegmentBudget.maxURLBytes) bytes")
         }
         guard budget.takeURL(bytes: bytes) else {
-            throw StreamParseError("the manifest's URLs are more than \(SegmentBudget.maxTotalURLBytes >> 20) MiB in all")
+            throw StreamParseError("the manifest's URLs are more than \(budget.totalURLBytesText) in all")
         }
         return url
     }

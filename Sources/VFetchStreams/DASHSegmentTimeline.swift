@@ -51,7 +51,7 @@ enum DASHSegmentTimeline {
             }
             guard repeats < budget.remaining else {
                 throw StreamParseError(
-                    "SegmentTimeline: S@r=\(repeats) makes more than the \(SegmentBudget.maxSegments) segments vfetch reads"
+                    "SegmentTimeline: S@r=\(repeats) makes more than the \(budget.maxSegments) segments vfetch reads"
                 )
             }
             try budget.take(Int(repeats) + 1)

@@ -14,10 +14,11 @@ struct HLSMasterPlaylistReader {
     private var renditionIDs: Set<String> = []
     /// The `EXT-X-STREAM-INF` waiting for the URI line that follows it.
     private var pendingVariant: (line: Int, attributes: HLSAttributes)?
-    private var budget = SegmentBudget()
+    private var budget: SegmentBudget
 
-    init(url: URL) {
+    init(url: URL, budget: SegmentBudget) {
         self.url = url
+        self.budget = budget
     }
 
     mutating func read(_ line: HLSLine) throws(StreamParseError) {

@@ -34,10 +34,11 @@ struct HLSMediaPlaylistReader {
     private var rangeEnds: [URL: Int64] = [:]
     /// The last URI resolved: a single-file playlist names one resource a thousand times.
     private var lastResolved: (uri: Substring, url: URL)?
-    private var budget = SegmentBudget()
+    private var budget: SegmentBudget
 
-    init(url: URL) {
+    init(url: URL, budget: SegmentBudget) {
         self.url = url
+        self.budget = budget
     }
 
     mutating func read(_ line: HLSLine) throws(StreamParseError) {
@@ -107,8 +108,9 @@ struct HLSMediaPlaylistReader {
         guard let duration = pendingDuration else {
             throw HLSPlaylist.failure(line, "a URI with no #EXTINF before it")
         }
-        guard position < HLSPlaylist.maximumSegmentCount else {
-            throw HLSPlaylist.failure(line, "more than \(HLSPlaylist.maximumSegmentCount) segments")
+        // Gaps count: each is a line read and a sequence number.
+        guard budget.takeSegments(1) else {
+            throw HLSPlaylist.failure(line, "more than \(budget.maxSegments) segments")
         }
         let resource = try resolve(uri, line: line)
         var byteRange: Range<Int64>?

@@ -19,13 +19,14 @@ package enum HLSPlaylist {
 
     /// The largest playlist read, in UTF-8 bytes: a day of two-second segments is about 5 MiB.
     package static let maximumSize = 16 << 20
-    /// The most segments a media playlist may list.
-    package static let maximumSegmentCount = 1_000_000
 
     /// Reads a playlist's text.
     ///
     /// - Parameter url: the playlist's own URL, after redirects: every URI in it resolves against it.
-    package static func parse(_ text: String, url: URL) throws(StreamParseError) -> Document {
+    /// - Parameter budget: how many segments and URL bytes it may make (smaller in tests).
+    package static func parse(_ text: String, url: URL, budget: SegmentBudget = SegmentBudget()) throws(StreamParseError)
+        -> Document
+    {
         guard text.utf8.count <= maximumSize else {
             throw StreamParseError("line 1: the playlist is larger than \(maximumSize >> 20) MiB")
         }
@@ -40,7 +41,7 @@ package enum HLSPlaylist {
 
         switch try kind(of: body) {
         case .master:
-            var reader = HLSMasterPlaylistReader(url: url)
+            var reader = HLSMasterPlaylistReader(url: url, budget: budget)
             var lastLine = 1
             for line in HLSLines(body) {
                 try reader.read(line)
@@ -48,7 +49,7 @@ package enum HLSPlaylist {
             }
             return .master(try reader.finish(lastLine: lastLine))
         case .media:
-            var reader = HLSMediaPlaylistReader(url: url)
+            var reader = HLSMediaPlaylistReader(url: url, budget: budget)
             var lastLine = 1
             for line in HLSLines(body) {
                 try reader.read(line)
@@ -115,7 +116,7 @@ package enum HLSPlaylist {
                 line, "the URI \"\(uri.prefix(80))\" resolves to a URL longer than \(SegmentBudget.maxURLBytes) bytes")
         }
         guard budget.takeURL(bytes: bytes) else {
-            throw failure(line, "the playlist's URLs are more than \(SegmentBudget.maxTotalURLBytes >> 20) MiB in all")
+            throw failure(line, "the playlist's URLs are more than \(budget.totalURLBytesText) in all")
         }
         return url
     }

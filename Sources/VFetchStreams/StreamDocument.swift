@@ -4,17 +4,20 @@ import Foundation
 /// catalog, and a track's second document (its HLS media playlist, its DASH `sidx` index) into its segments.
 package enum StreamDocument {
     /// The catalog of a stream's first document. A lone HLS media playlist becomes a catalog of one track.
-    package static func catalog(_ bytes: [UInt8], url: URL, contentType: String?) throws(StreamParseError) -> StreamCatalog {
+    /// `budget` is how many segments and URL bytes it may make (smaller in tests).
+    package static func catalog(
+        _ bytes: [UInt8], url: URL, contentType: String?, budget: SegmentBudget = SegmentBudget()
+    ) throws(StreamParseError) -> StreamCatalog {
         switch StreamFormat.detect(contentType: contentType, path: url.path, firstBytes: bytes) {
         case .hls:
-            switch try HLSPlaylist.parse(String(decoding: bytes, as: UTF8.self), url: url) {
+            switch try HLSPlaylist.parse(String(decoding: bytes, as: UTF8.self), url: url, budget: budget) {
             case .master(let catalog): return catalog
             case .media(let list):
                 let track = StreamTrack(id: "v0", kind: .muxed, segments: .list(list))
                 return StreamCatalog(format: .hls, tracks: [track], isLive: !list.isComplete, duration: list.duration)
             }
         case .dash:
-            return try DASHManifest.parse(bytes, url: url)
+            return try DASHManifest.parse(bytes, url: url, budget: budget)
         case nil:
             throw StreamParseError("not an HLS playlist or a DASH manifest (Content-Type \(contentType ?? "none"))")
         }

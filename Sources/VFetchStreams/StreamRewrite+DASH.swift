@@ -8,14 +8,14 @@ extension StreamRewrite {
     /// Templates keep their `$…$` identifiers as literal text, so the player still fills them in:
     /// each identifier stands in for a plain word while the template is resolved and linked, then
     /// goes back where the word landed.
-    static func dash(_ bytes: [UInt8], url: URL, own: Set<String>, link: @escaping (String) -> String)
-        throws(StreamParseError) -> ([UInt8], isLive: Bool)
-    {
+    static func dash(
+        _ bytes: [UInt8], url: URL, own: Set<String>, budget: SegmentBudget, link: @escaping (String) -> String
+    ) throws(StreamParseError) -> ([UInt8], isLive: Bool) {
         let root = try MPDElement.parse(bytes)
         guard root.name == "MPD" else {
             throw StreamParseError("the document is <\(root.name.prefix(40))>, not a DASH manifest (<MPD>)")
         }
-        var planner = DASHLinkPlanner(own: own, link: link)
+        var planner = DASHLinkPlanner(own: own, budget: budget, link: link)
         try planner.visit(root, base: url, inherited: DASHLinkPlanner.Inherited())
         let tags = try XMLStartTags(bytes)
         guard tags.count == planner.elementCount else {
@@ -101,12 +101,13 @@ private struct DASHLinkPlanner {
     let link: (String) -> String
     private(set) var edits: [Edit] = []
     private(set) var elementCount = 0
-    private var budget = SegmentBudget()
+    private var budget: SegmentBudget
     /// Attributes for the SegmentTemplate of the level just visited, added when it is reached.
     private var pendingTemplateAttributes: (level: Int, attributes: String)?
 
-    init(own: Set<String>, link: @escaping (String) -> String) {
+    init(own: Set<String>, budget: SegmentBudget, link: @escaping (String) -> String) {
         self.own = own
+        self.budget = budget
         self.link = link
     }
 

@@ -35,11 +35,11 @@ package enum StreamRewrite {
     /// Rewrites the document `bytes`, fetched from `url` (after redirects); `format` is what
     /// `StreamFormat.detect` made of it. `requested` is the URL asked for, when another: a document
     /// naming either as one of its own parts would send a player round in a circle, and is refused.
-    /// `linkKey`, when given, links an HLS key's URI (`EXT-X-KEY`, `EXT-X-SESSION-KEY`) in place of
-    /// `link`: a proxy keeps secrets apart from media.
+    /// `budget` is how many URL bytes it may link (smaller in tests). `linkKey`, when given, links an HLS
+    /// key's URI (`EXT-X-KEY`, `EXT-X-SESSION-KEY`) in place of `link`: a proxy keeps secrets apart from media.
     package static func rewrite(
-        _ bytes: [UInt8], format: StreamFormat, url: URL, requested: URL? = nil, link: @escaping (String) -> String,
-        linkKey: ((String) -> String)? = nil
+        _ bytes: [UInt8], format: StreamFormat, url: URL, requested: URL? = nil,
+        budget: SegmentBudget = SegmentBudget(), link: @escaping (String) -> String, linkKey: ((String) -> String)? = nil
     ) throws(StreamParseError) -> Document {
         guard bytes.count <= maximumSize else {
             throw StreamParseError("the document is larger than \(maximumSize >> 20) MiB")
@@ -48,10 +48,11 @@ package enum StreamRewrite {
         switch format {
         case .hls:
             let (text, isLive, segments, variants) = try hls(
-                String(decoding: bytes, as: UTF8.self), url: url, own: own, link: link, linkKey: linkKey ?? link)
+                String(decoding: bytes, as: UTF8.self), url: url, own: own, budget: budget, link: link,
+                linkKey: linkKey ?? link)
             return Document(bytes: Array(text.utf8), format: .hls, isLive: isLive, segments: segments, variants: variants)
         case .dash:
-            let (rewritten, isLive) = try dash(bytes, url: url, own: own, link: link)
+            let (rewritten, isLive) = try dash(bytes, url: url, own: own, budget: budget, link: link)
             return Document(bytes: rewritten, format: .dash, isLive: isLive)
         }
     }
@@ -61,7 +62,8 @@ package enum StreamRewrite {
     /// Every URI line and every `URI="…"` attribute resolved against `url` and linked; every other
     /// byte (tags, `EXT-X-BYTERANGE`, comments, line ends) kept.
     static func hls(
-        _ text: String, url: URL, own: Set<String>, link: (String) -> String, linkKey: (String) -> String
+        _ text: String, url: URL, own: Set<String>, budget: SegmentBudget, link: (String) -> String,
+        linkKey: (String) -> String
     ) throws(StreamParseError) -> (String, isLive: Bool, segments: [String], variants: [String]) {
         var body = text[...]
         if body.first == "\u{FEFF}" { body = body.dropFirst() }
@@ -78,7 +80,7 @@ package enum StreamRewrite {
         var segments: [String] = []
         var number = 0
         // Every URI is written out, the same one as often as it is listed: each counts.
-        var budget = SegmentBudget()
+        var budget = budget
         var rest = body
         while !rest.isEmpty {
             number += 1
