@@ -315,6 +315,11 @@ struct LiveStreamTests {
         return media.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { folder.isEmpty ? String($0) : folder + "/" + $0 }
     }
 
+    /// Polls `condition` every 50 ms, for two minutes at most (then the test's own checks fail).
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<2400 where !condition() { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
     /// Publishes a live playlist at `/s/live.m3u8` with the type players expect.
     static func publishLive(_ origin: TestOrigin, _ bytes: [UInt8]) {
         var playlist = OriginBehavior()
@@ -330,10 +335,14 @@ struct LiveStreamTests {
             try origin.publishDirectory(fixture.directory, at: "/s")
             Self.publishLive(origin, Self.window(0...1, names: names, ended: false))
             let output = directory + "/live.mp4"
+            // The window slides once vfetch has the first segment, and ends once it read the slid one:
+            // however late a loaded machine starts vfetch, it sees all three windows.
+            let readsOfPlaylist = { origin.requests.filter { $0.path == "/s/live.m3u8" }.count }
             let slide = Task {
-                try await Task.sleep(for: .milliseconds(1500))
+                try await Self.waitUntil { origin.requests.contains { $0.path.hasSuffix(names[0]) } }
                 origin.replace("/s/live.m3u8", with: Self.window(1...2, names: names, ended: false))
-                try await Task.sleep(for: .milliseconds(1500))
+                let reads = readsOfPlaylist()
+                try await Self.waitUntil { readsOfPlaylist() > reads }
                 origin.replace("/s/live.m3u8", with: Self.window(1...2, names: names, ended: true))
             }
             let result = try await vfetch(["get", origin.url("/s/live.m3u8"), "-o", output])

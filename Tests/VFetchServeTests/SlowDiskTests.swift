@@ -42,7 +42,8 @@ import VFetchCore
         }
         for await _ in stuck {}
 
-        async let status = get("/status", port: server.port, order: order)
+        // /status waits for the stuck thread, which waits for the page: its client waits as long as both.
+        async let status = get("/status", port: server.port, order: order, seconds: 150)
         let page = await get("/", port: server.port, order: order)
         #expect(page == 200)
         #expect(await status == 200)
@@ -54,13 +55,13 @@ import VFetchCore
     }
 
     /// GET `path` with a plain socket on a thread of its own (the cooperative pool is not blocked);
-    /// returns the status code, 0 when there is none within 30 s (a loaded machine is slow). Records the path in `order` when answered.
-    func get(_ path: String, port: Int, order: Order) async -> Int {
+    /// returns the status code, 0 when there is none within `seconds` (a loaded machine is slow). Records the path in `order` when answered.
+    func get(_ path: String, port: Int, order: Order, seconds: Int = 30) async -> Int {
         await onOwnThread(named: "test client") {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { return 0 }
             defer { close(fd) }
-            var timeout = timeval(tv_sec: 30, tv_usec: 0)
+            var timeout = timeval(tv_sec: seconds, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
