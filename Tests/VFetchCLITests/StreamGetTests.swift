@@ -363,12 +363,20 @@ struct LiveStreamTests {
             Self.publishLive(origin, Self.window(0...2, names: names, ended: false))
             let output = directory + "/live.mp4"
             let parts = output + ".parts"
+            let readsOnceAsked = Mutex<Int?>(nil)
             let result = try await vfetch(
                 ["get", origin.url("/s/live.m3u8"), "-o", output],
                 interruptWhen: {
-                    // Interrupted once the playlist has been read again (get's probe, the stream's first read, a
-                    // reload): the three segments are in, and the recording waits for more.
-                    origin.requests.filter { $0.path == "/s/live.m3u8" }.count >= 3
+                    // Interrupted once the playlist has been read again after the three segments were asked for
+                    // (a reload waits for what it asked): they are in, and the recording waits for more.
+                    let reads = origin.requests.filter { $0.path == "/s/live.m3u8" }.count
+                    guard origin.requests.filter({ $0.path.hasSuffix(".ts") }).count >= 3 else { return false }
+                    let first = readsOnceAsked.withLock { asked -> Int in
+                        let first = asked ?? reads
+                        asked = first
+                        return first
+                    }
+                    return reads > first
                 })
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
