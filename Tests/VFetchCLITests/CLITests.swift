@@ -107,7 +107,10 @@ import Testing
             let output = directory + "/clip.mp4"
             let secondDone = Flag()
             let first = Task {
-                try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "2"]) { secondDone.isSet }
+                // Its end is the SIGINT once the second is done: the watchdog only ends a run the test lost.
+                try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "2"], timeout: .seconds(600)) {
+                    secondDone.isSet
+                }
             }
             for _ in 0..<200 where !exists(output + ".part") { try await Task.sleep(for: .milliseconds(50)) }
             // A port nobody listens on: refused by the lock before any connection is tried.

@@ -30,11 +30,11 @@ func vfetch(_ arguments: [String], signal: Int32, after delay: Duration) async t
 }
 
 /// Runs `vfetch` and sends SIGINT once `condition` holds (polled every 0.2 s while it runs):
-/// interrupting on a state, not a clock, whatever the machine's load.
-func vfetch(_ arguments: [String], interruptWhen condition: @escaping @Sendable () -> Bool) async throws
-    -> Finished
-{
-    try await run(vfetchBinary, arguments, signal: SIGINT, when: condition)
+/// interrupting on a state, not a clock, whatever the machine's load. Killed after `timeout`.
+func vfetch(
+    _ arguments: [String], timeout: Duration = .seconds(60), interruptWhen condition: @escaping @Sendable () -> Bool
+) async throws -> Finished {
+    try await run(vfetchBinary, arguments, signal: SIGINT, when: condition, timeout: timeout)
 }
 
 /// Runs a program to completion (killed after `timeout`), optionally sending `signal` after a delay or
