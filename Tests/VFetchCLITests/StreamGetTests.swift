@@ -320,6 +320,10 @@ struct LiveStreamTests {
         for _ in 0..<2400 where !condition() { try await Task.sleep(for: .milliseconds(50)) }
     }
 
+    /// How often the origin was asked for the live playlist, and for segments, so far.
+    static func playlistReads(_ origin: TestOrigin) -> Int { origin.requests.filter { $0.path == "/s/live.m3u8" }.count }
+    static func segmentRequests(_ origin: TestOrigin) -> Int { origin.requests.filter { $0.path.hasSuffix(".ts") }.count }
+
     /// Publishes a live playlist at `/s/live.m3u8` with the type players expect.
     static func publishLive(_ origin: TestOrigin, _ bytes: [UInt8]) {
         var playlist = OriginBehavior()
@@ -337,12 +341,11 @@ struct LiveStreamTests {
             let output = directory + "/live.mp4"
             // The window slides once vfetch has the first segment, and ends once it read the slid one:
             // however late a loaded machine starts vfetch, it sees all three windows.
-            let readsOfPlaylist = { origin.requests.filter { $0.path == "/s/live.m3u8" }.count }
             let slide = Task {
                 try await Self.waitUntil { origin.requests.contains { $0.path.hasSuffix(names[0]) } }
                 origin.replace("/s/live.m3u8", with: Self.window(1...2, names: names, ended: false))
-                let reads = readsOfPlaylist()
-                try await Self.waitUntil { readsOfPlaylist() > reads }
+                let reads = Self.playlistReads(origin)
+                try await Self.waitUntil { Self.playlistReads(origin) > reads }
                 origin.replace("/s/live.m3u8", with: Self.window(1...2, names: names, ended: true))
             }
             // It ends when the window does: the watchdog only ends a run the test lost.
@@ -370,8 +373,8 @@ struct LiveStreamTests {
                 interruptWhen: {
                     // Interrupted once the playlist has been read again after the three segments were asked for
                     // (a reload waits for what it asked): they are in, and the recording waits for more.
-                    let reads = origin.requests.filter { $0.path == "/s/live.m3u8" }.count
-                    guard origin.requests.filter({ $0.path.hasSuffix(".ts") }).count >= 3 else { return false }
+                    let reads = Self.playlistReads(origin)
+                    guard Self.segmentRequests(origin) >= 3 else { return false }
                     let first = readsOnceAsked.withLock { asked -> Int in
                         let first = asked ?? reads
                         asked = first
@@ -398,14 +401,14 @@ struct LiveStreamTests {
                 ["get", origin.url("/s/live.m3u8"), "-o", output],
                 interruptWhen: {
                     // Three seconds of recording, its segments in: then Ctrl-C.
-                    guard origin.requests.filter({ $0.path.hasSuffix(".ts") }).count >= 3, started.duration(to: .now) >= .seconds(3)
+                    guard Self.segmentRequests(origin) >= 3, started.duration(to: .now) >= .seconds(3)
                     else { return false }
                     stopped.withLock { $0 = started.duration(to: .now) }
                     return true
                 })
             let seconds = try #require(stopped.withLock { $0 }).components.seconds
             // get's probe and the first read, then at most one read a second (before: 22 a second).
-            let reads = origin.requests.filter { $0.path == "/s/live.m3u8" }.count
+            let reads = Self.playlistReads(origin)
             #expect(reads <= 3 + Int(seconds), "\(reads) reads in \(seconds) s")
             #expect(result.status == 0, "\(result.standardError)")
             let probed = try await StreamGetTests.probe(output)
@@ -422,7 +425,7 @@ struct LiveStreamTests {
             Self.publishLive(origin, Self.window(0...2, names: names, ended: false))
             // Once the stream's first read is answered, the playlist crawls: the reload is in flight at the Ctrl-C.
             let crawl = Task {
-                while origin.requests.filter({ $0.path == "/s/live.m3u8" }).count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+                while Self.playlistReads(origin) < 2 { try await Task.sleep(for: .milliseconds(5)) }
                 var slow = OriginBehavior()
                 slow.contentType = "application/vnd.apple.mpegurl"
                 slow.bytesPerSecond = 16
@@ -431,7 +434,7 @@ struct LiveStreamTests {
             let output = directory + "/live.mp4"
             let result = try await vfetch(
                 ["get", origin.url("/s/live.m3u8"), "-o", output],
-                interruptWhen: { origin.requests.filter { $0.path == "/s/live.m3u8" }.count >= 3 })
+                interruptWhen: { Self.playlistReads(origin) >= 3 })
             try await crawl.value
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
