@@ -23,7 +23,7 @@ package final class CacheDirectory: Sendable {
         package var failure: String? = nil
         package var isComplete: Bool { length.map { bytesCached == $0 } ?? false }
         /// A secret (an AES key): kept for offline play, never listed.
-        package var isSecret: Bool { CacheIndex.isSecretKey(key) }
+        package var isSecret: Bool { CacheIndex.isSecretKey(key) || CacheIndex.isSecretEntry(id: id, url: url) }
         package var state: CacheEntryState { CacheEntryState(length: length, bytesCached: bytesCached, failure: failure) }
     }
 

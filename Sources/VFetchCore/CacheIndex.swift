@@ -60,6 +60,12 @@ package struct CacheIndex: Codable, Sendable, Equatable {
     /// Whether `key` names a secret's entry.
     package static func isSecretKey(_ key: String) -> Bool { key.hasPrefix(secretKeyPrefix) }
 
+    /// Whether entry `id`, read from `url`, is a secret's, when the saved index does not know it yet
+    /// (a running serve saves it later): a key is linked without a player's `key=`, so its ID is one of two.
+    package static func isSecretEntry(id: String, url: String) -> Bool {
+        [false, true].contains { forPage in id == self.id(forKey: secretKey(key(url: url, playerKey: nil, forPage: forPage))) }
+    }
+
     // No URL, page key or scoped key starts so.
     private static let secretKeyPrefix = "secret "
 
