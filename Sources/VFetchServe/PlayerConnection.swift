@@ -418,14 +418,14 @@ final class PlayerConnection: ChannelInboundHandler {
                 let type = facts.contentType ?? "no Content-Type"
                 throw PlaylistFailure("the origin answered \(type), neither an HLS playlist nor a DASH manifest")
             }
+            // A /stream link to this server already goes through it: wrapped again, each read would nest
+            // deeper. Any other of its paths is wrapped, so a playlist cannot send a player there.
+            let proxied = { (uri: String, kind: String) in uri.hasPrefix(own + "stream?") ? uri : prefix + Self.queryValue(uri) + kind }
             let document: StreamRewrite.Document
             do {
                 document = try StreamRewrite.rewrite(
                     source.body, format: format, url: final, requested: URL(string: url),
-                    // A /stream link to this server already goes through it: wrapped again, each read would
-                    // nest deeper. Any other of its paths is wrapped, so a playlist cannot send a player there.
-                    link: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) },
-                    linkKey: { $0.hasPrefix(own + "stream?") ? $0 : prefix + Self.queryValue($0) + "&kind=key" })
+                    link: { proxied($0, "") }, linkKey: { proxied($0, "&kind=key") })
             } catch {
                 throw PlaylistFailure("\(error)")
             }
