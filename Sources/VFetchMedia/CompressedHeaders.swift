@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Finds, in the bytes a read hands libavformat, the compressed headers its demuxers inflate to
 /// whatever size the bytes declare, before they are handed over: a QuickTime compressed movie
 /// header (`cmov`, which the mov demuxer inflates anywhere in the file, nesting included) and a
@@ -25,29 +31,52 @@ struct CompressedHeaders {
         -> Verdict?
     {
         let carried = tailEnd == offset ? tail : []
-        let window = carried + bytes
-        let start = offset - Int64(carried.count)
-        tail = Array(window.suffix(Self.longest - 1))
+        tail = Array((carried + bytes.suffix(Self.longest - 1)).suffix(Self.longest - 1))
         tailEnd = offset + Int64(bytes.count)
-        return window.withUnsafeBufferPointer { window -> Verdict? in
-            // Only headers ending in the new bytes: the others were looked at with the previous read.
-            for index in max(0, carried.count - Self.longest + 1)..<window.count {
-                switch window[index] {
-                case UInt8(ascii: "d") where index + Self.longest > carried.count:
-                    if Self.isCompressedMovie(window, at: index) {
-                        return .refused("a compressed movie header (cmov), which vfetch does not open")
-                    }
-                case UInt8(ascii: "I") where index + ID3Header.size > carried.count:
-                    if let header = ID3Header(window, at: index),
-                        let verdict = header.compressedFrame(at: start + Int64(index), in: source)
-                    {
-                        return verdict
-                    }
-                default: continue
-                }
+        // A header that starts in the previous read and ends in this one: only the seam is copied.
+        if !carried.isEmpty {
+            let seam = carried + bytes.prefix(Self.longest - 1)
+            let verdict = seam.withUnsafeBytes {
+                Self.firstHeader(
+                    in: $0, at: offset - Int64(carried.count), startingBefore: carried.count, endingAfter: carried.count, source)
             }
-            return nil
+            if let verdict { return verdict }
         }
+        return Self.firstHeader(in: bytes, at: offset, startingBefore: bytes.count, endingAfter: 0, source)
+    }
+
+    /// The verdict on the first header in `window` (read at `offset`) that starts before `end` and
+    /// ends after `seam`. memchr finds the first byte of each kind of header: this runs on every
+    /// byte a remux reads, so it must cost next to nothing.
+    private static func firstHeader(
+        in window: UnsafeRawBufferPointer, at offset: Int64, startingBefore end: Int, endingAfter seam: Int,
+        _ source: any MediaByteSource
+    ) -> Verdict? {
+        let bytes = window.assumingMemoryBound(to: UInt8.self)
+        func next(_ byte: Character, from index: Int) -> Int? {
+            guard index < end, let base = window.baseAddress,
+                let found = memchr(base + index, Int32(byte.asciiValue!), end - index)
+            else { return nil }
+            return base.distance(to: found)
+        }
+        var movie = next("d", from: 0)
+        var tag = next("I", from: 0)
+        while movie != nil || tag != nil {
+            if let index = movie, index < tag ?? .max {
+                if index + longest > seam, isCompressedMovie(bytes, at: index) {
+                    return .refused("a compressed movie header (cmov), which vfetch does not open")
+                }
+                movie = next("d", from: index + 1)
+            } else if let index = tag {
+                if index + ID3Header.size > seam, let header = ID3Header(bytes, at: index),
+                    let verdict = header.compressedFrame(at: offset + Int64(index), in: source)
+                {
+                    return verdict
+                }
+                tag = next("I", from: index + 1)
+            }
+        }
+        return nil
     }
 
     /// What `mov_read_cmov` checks before it inflates: `dcom` `zlib`, a box size, `cmvd`.

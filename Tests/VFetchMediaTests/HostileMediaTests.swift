@@ -1,6 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
+
 @testable import VFetchMedia
 
 /// Bytes that would make libavformat reach beyond them (issue 27): playlists whose demuxers open
@@ -152,6 +153,35 @@ import Testing
         }
     }
 
+    /// libavformat reads in pieces of its choosing, so a compressed header may be cut between two
+    /// reads: it is found at every cut, and the same bytes with no header at all pass.
+    @Test func aHeaderCutBetweenTwoReadsIsFound() {
+        let title = [3] + Array("A title".utf8)
+        let frame = id3Frame("TIT2", flags: 0x0009, payload: bigEndian(title.count) + zlib(title))
+        let files: [(bytes: [UInt8], refusal: String?)] = [
+            (Array(repeating: 0x49, count: 40) + box("dcom", Array("zlib".utf8)) + box("cmvd", bigEndian(4)) + [1, 2], "cmov"),
+            (Array("dI".utf8) + Array("ID3".utf8) + [4, 0, 0] + syncsafe(frame.count) + frame, "ID3v2"),
+            (Array(repeating: 0x49, count: 40) + box("dcom", Array("zlia".utf8)) + box("cmvd", bigEndian(4)) + [1, 2], nil),
+        ]
+        for (bytes, refusal) in files {
+            let source = BytesInMemory(bytes)
+            for cut in 0...bytes.count {
+                var headers = CompressedHeaders()
+                let verdicts = [0..<cut, cut..<bytes.count].map { range in
+                    bytes[range].withUnsafeBytes { headers.verdict(on: $0, at: Int64(range.lowerBound), in: source) }
+                }
+                let found = verdicts.compactMap { $0 }
+                if let refusal {
+                    #expect(found.count == 1, "cut at \(cut): \(verdicts)")
+                    guard case .refused(let reason)? = found.first else { continue }
+                    #expect(reason.contains(refusal), "cut at \(cut): \(reason)")
+                } else {
+                    #expect(found.isEmpty, "cut at \(cut): \(verdicts)")
+                }
+            }
+        }
+    }
+
     /// The backstop for buffers libavformat sizes by what the bytes declare (a box's stated length,
     /// a decoded frame of the dimensions a stream claims): libavutil allocates no block above 512 MiB.
     @Test func noAllocationAboveTheCap() {
@@ -216,5 +246,20 @@ import Testing
             b = (b + a) % 65521
         }
         return stream + bigEndian(Int(b << 16 | a))
+    }
+}
+
+/// A whole file in memory.
+private final class BytesInMemory: MediaByteSource {
+    let bytes: [UInt8]
+    var length: Int64 { Int64(bytes.count) }
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> MediaRead {
+        guard offset < length else { return .endOfFile }
+        let count = min(buffer.count, bytes.count - Int(offset))
+        bytes[Int(offset)..<Int(offset) + count].withUnsafeBytes { buffer.copyMemory(from: $0) }
+        return .bytes(count)
     }
 }
