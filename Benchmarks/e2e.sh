@@ -274,7 +274,7 @@ CA_FILE=""   # set by start_nginx's certificate when there is an h2 scenario
 
 # ---------------------------------------------------------------- files
 declare -A FILE_OF=() SHA_OF=()
-log "generating test files in a $(df -P "$TMP" | awk 'NR==2 {print $1}') temp dir ..."
+log "generating test files in a temp dir on $FILES_FS ..."
 for sz in $(printf '%s\n' "${!NEED_SIZES[@]}" | sort -n); do
     f="f-$sz.bin"
     head -c "$sz" /dev/urandom >"$WWW/$f"
@@ -373,7 +373,7 @@ for sc in "${SCENARIOS[@]}"; do
     set_cap "$capped"
     meta scenario "$sc" "$size" "/$loc/" "$capped" "$tmo"
     # untimed warm-up: one unthrottled download of the same file into the same
-    # tmpfs, so that the first timed run does not pay for cold memory alone
+    # directory, so that the first timed run does not pay for cold memory alone
     if command -v curl >/dev/null; then
         measure 120 "$TMP/warmup.log" curl -s -A e2e-harness -o "$OUT/dl.bin" "$BASE_URL/fast/$file" || true
         clean_out

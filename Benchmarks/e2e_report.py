@@ -148,8 +148,8 @@ def main():
           "the link-limit ratio is not shown")
     w("- Server: nginx in Debian's default configuration (`worker_processes auto`, `worker_connections 768`, "
       "`sendfile on`, `tcp_nopush on`, mime.types, gzip on; keep-alive, `tcp_nodelay` and `sendfile_max_chunk` "
-      "at nginx's defaults: 75 s, 1000 requests, on, 2 MiB) plus only the throttling each scenario names; "
-      f"files on {meta.get('tmpfs', 'tmpfs')} (outputs too). With `limit_rate`, the first write of each "
+      "at nginx's defaults: 75 s, 1000 requests, on, 2 MiB) plus only the throttling each scenario names. "
+      "With `limit_rate`, the first write of each "
       "response (up to 2 MiB) is not delayed, as real origins burst before their cap")
     w("- Throttling (nginx `limit_rate`, per request: per connection over HTTP/1.1, per stream over HTTP/2): "
       "`/cdn/` 4 MiB/s; `/uneven/` 512 KiB/s for every connection whose serial number `$connection` "
@@ -171,10 +171,10 @@ def main():
     w(f"- URL: `{meta.get('base_url', '')}/<location>/f-<size>.bin`"
       + (f" (h2: `{meta.get('tls_url')}/h2/f-<size>.bin`)" if meta.get("tls_url") else "")
       + "; every download is checked against the SHA-256 of the generated random file, then deleted; "
-      "before each scenario one untimed `curl` download of its file via `/fast/` warms the tmpfs")
+      "before each scenario one untimed `curl` download of its file via `/fast/` warms the page cache")
     if meta.get("events"):
-        w(f"- vfetch runs with `--json`: one progress line per 100 ms on stdout, into a file on "
-          f"{meta.get('tmpfs', 'tmpfs')} with the rest of its output; afterwards copied to "
+        w(f"- vfetch runs with `--json`: one progress line per 100 ms on stdout, into a file "
+          "beside its download with the rest of its output; afterwards copied to "
           f"`{meta.get('events')}/<scenario>-<tool>-rep<N>.jsonl` for the throughput plots")
     if meta.get("quick") == "1":
         w("- **--quick** (smaller files, 1 rep by default): indicative only")

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# What Benchmarks/e2e.sh, playback.sh and resume.sh share: paths, the common
-# options, the temp dir, cleanup, the network namespace, nginx, timing and
-# metadata.  Sourced right after their `set -euo pipefail`.
+# What the scripts in Benchmarks/ share: paths, the common options, the temp
+# dir (on disk), cleanup, the network namespace and its link cap, nginx,
+# `vfetch serve`, timing and metadata.  Sourced right after their
+# `set -euo pipefail`.
 # shellcheck disable=SC2034  # many variables here are for the scripts that source it
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -109,24 +110,35 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # ---------------------------------------------------------------- temp space
-pick_tmp_parent() {  # need_bytes: /dev/shm when it has the room, else $TMPDIR or /tmp
-    local d avail
-    for d in /dev/shm "${TMPDIR:-/tmp}"; do
+# The origin's files and the tools' outputs go to a directory on disk, as a
+# user's downloads do: on tmpfs or ramfs syncing costs nothing, which flatters
+# a tool that syncs what it writes.  Sets TMP_PARENT: the first of $TMPDIR,
+# /var/tmp and /tmp that is on disk and has the room.
+pick_tmp_parent() {  # need_bytes
+    local d fs avail tried=""
+    for d in ${TMPDIR:+"$TMPDIR"} /var/tmp /tmp; do
         [[ -d $d && -w $d ]] || continue
+        fs=$(stat -f -c %T "$d")
+        if [[ $fs == tmpfs || $fs == ramfs ]]; then tried+=" $d is $fs;"; continue; fi
         avail=$(df -Pk "$d" | awk 'NR==2 {print $4}')
-        if [[ -n $avail ]] && ((avail * 1024 > $1)); then echo "$d"; return; fi
+        if [[ -n $avail ]] && ((avail * 1024 > $1)); then TMP_PARENT=$d; return; fi
+        tried+=" $d has $((${avail:-0} / 1024)) MiB free;"
     done
-    echo "${TMPDIR:-/tmp}"
+    die "no directory on disk with $(($1 / 1048576)) MiB free for the files and the tools' outputs:$tried" \
+        "set TMPDIR to one (tmpfs and ramfs do not count: syncing costs nothing there)"
 }
 # Sets TMP (removed by cleanup) and in it RUN (nginx's prefix), WWW (its
-# document root) and META (the report's metadata, written by `meta`).
+# document root) and META (the report's metadata, written by `meta`);
+# FILES_FS says where they are, for the reports.
 make_tmp() {  # name need_bytes
-    TMP=$(mktemp -d "$(pick_tmp_parent "$2")/$1.XXXXXX")
+    pick_tmp_parent "$2"
+    TMP=$(mktemp -d "$TMP_PARENT/$1.XXXXXX")
     chmod 0755 "$TMP"   # nginx workers run as an unprivileged user when started as root
     RUN="$TMP/run"; WWW="$TMP/www"
     mkdir -p "$RUN/tmp" "$WWW"
     chmod 0755 "$WWW"
     META="$TMP/meta.tsv"; : >"$META"
+    FILES_FS=$(df -PT "$TMP" | awk -v d="$TMP_PARENT" 'NR==2 {print $2 " (" $1 "), in " d}')
 }
 meta() { local IFS=$'\t'; printf '%s\n' "$*" >>"$META"; }
 
@@ -267,7 +279,7 @@ meta_common() {  # what both reports show about the run and the machine
     meta kernel "$(uname -srm)"
     # shellcheck disable=SC1091
     meta os "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")"
-    meta tmpfs "$(df -P "$TMP" | awk 'NR==2 {print $1}')"
+    meta files_fs "$FILES_FS"
     meta version nginx "$(ver "$NGINX_BIN" -v)"
 }
 repo_state() {  # the source the vfetch binary was built from, as far as git knows

@@ -12,7 +12,7 @@
 # nginx, the servers and the players run in a throw-away network namespace
 # (no link cap); otherwise on the host loopback.
 #
-# Modes:  local   the player reads the clip from local disk (tmpfs): what no
+# Modes:  local   the player reads the clip from local disk: what no
 #                 server can beat, the player's own time
 #         direct  the player reads the origin
 #         serve   the player reads a fresh `vfetch serve` (empty cache dir)

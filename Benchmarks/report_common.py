@@ -81,10 +81,14 @@ def md_rule(align):
 
 
 def report_head(title, meta, metas):
-    """The report's first lines: title, date, machine and versions."""
+    """The report's first lines: title, date, machine, where the files were and versions."""
     lines = [f"# {title} — {meta.get('date', '')}", "", "## Setup", "",
              f"- Machine: {meta.get('nproc', '?')} CPUs ({meta.get('cpu', '?')}), {meta.get('mem', '?')} RAM, "
              f"{meta.get('os', '?')}, kernel {meta.get('kernel', '?')}"]
+    # (runs from before the files moved to disk have "tmpfs", the device of theirs)
+    files = meta.get("files_fs") or meta.get("tmpfs")
+    if files:
+        lines.append(f"- Files (the origin's and the tools' outputs): {files}")
     for v in metas.get("version", []):
         lines.append(f"- {v[0]}: `{v[1] if len(v) > 1 else '?'}`")
     return lines

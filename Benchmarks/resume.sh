@@ -133,9 +133,9 @@ WALL=$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}')
 GOT=$(sha256sum "$OUT/f.bin" | awk '{print $1}')
 [[ $GOT == "$SHA" ]] && SHA_OK=yes || SHA_OK=NO
 
-python3 - "$CSV" "$MD" "$SIZE" "$SHA_OK" "$MODE" "$WALL" "$(repo_state)" <<'EOF'
+python3 - "$CSV" "$MD" "$SIZE" "$SHA_OK" "$MODE" "$WALL" "$(repo_state)" "$FILES_FS" <<'EOF'
 import csv, statistics, sys
-path, md, size, sha_ok, mode, wall, repo = sys.argv[1:]
+path, md, size, sha_ok, mode, wall, repo, files = sys.argv[1:]
 size = int(size); mib = 1 << 20
 rows = list(csv.DictReader(open(path)))
 kills = [r for r in rows if r["killed_after_s"]]
@@ -144,6 +144,7 @@ out = [
     "# Resume after kill -9 (`Benchmarks/resume.sh`)", "",
     f"- vfetch: {repo}; origin: nginx `/cdn/` (4 MiB/s per connection), "
     + ("a network namespace with an 800 Mbit/s link cap" if mode == "netns" else "host loopback, no link cap"),
+    f"- files (the origin's and vfetch's output): {files}",
     f"- file: {size // mib} MiB; {len(kills)} kills (SIGKILL 0.2-0.8 s into each run), then one run to the end; {wall} s in all",
     f"- final SHA-256 equal to the source's: **{sha_ok}**",
     f"- received in all ({counted}): {sum(int(r['received_bytes']) for r in rows) / mib:.1f} MiB for the {size // mib} MiB file", "",

@@ -93,7 +93,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
     log "run $rep: player status $code, first byte after ${ttfb} s with $SOCKETS silent sockets"
 done
 
-python3 - "$CSV" "$MD" "$SOCKETS" "$MODE" <<'PY'
+python3 - "$CSV" "$MD" "$SOCKETS" "$MODE" "$FILES_FS" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 sockets = sys.argv[3]
@@ -102,7 +102,7 @@ base, loaded = runs("0"), runs(sockets)
 med = lambda rs: statistics.median(float(r["ttfb_s"]) for r in rs)
 ok = all(r["status"] == "200" for r in loaded) and max(float(r["ttfb_s"]) for r in loaded) <= 1.0
 lines = [f"# Slowloris: a player through `vfetch serve` (ulimit -n 1024) while {sockets} silent sockets hold it", "",
-         f"network: {sys.argv[4]}; runs: {len(loaded)}", "",
+         f"network: {sys.argv[4]}; runs: {len(loaded)}; files (the origin's and serve's cache): {sys.argv[5]}", "",
          "| | player status | first byte, median | max |", "|---|---|---:|---:|",
          f"| no silent sockets | {', '.join(sorted(set(r['status'] for r in base)))} | {med(base):.3f} s | {max(float(r['ttfb_s']) for r in base):.3f} s |",
          f"| {sockets} silent sockets | {', '.join(sorted(set(r['status'] for r in loaded)))} | {med(loaded):.3f} s | {max(float(r['ttfb_s']) for r in loaded):.3f} s |",

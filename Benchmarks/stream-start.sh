@@ -102,14 +102,14 @@ EOF
     done
 done
 
-python3 - "$CSV" "$MD" "$CLIP" "$MODE" "$(repo_state)" <<'EOF'
+python3 - "$CSV" "$MD" "$CLIP" "$MODE" "$(repo_state)" "$FILES_FS" <<'EOF'
 import csv, statistics, sys
-path, md, clip, mode, repo = sys.argv[1:]
+path, md, clip, mode, repo, files = sys.argv[1:]
 rows = list(csv.DictReader(open(path)))
 out = ["# `get --stream` start (`Benchmarks/stream-start.sh`)", "",
        f"- vfetch: {repo}; origin: nginx `/start/` (32 KiB/s per connection), "
        + ("a network namespace" if mode == "netns" else "the host loopback"),
-       f"- file: {clip}", "",
+       f"- file: {clip}", f"- files (the origin's and vfetch's output): {files}", "",
        "| binary | runs | first playable from 0, s (median) | playable from 0 at 3 s, s (median) | whole file, s (median) | SHA-256 equal |",
        "|---|---:|---:|---:|---:|---|"]
 for which in ("new", "base"):

@@ -144,7 +144,7 @@ def main():
                          f"burst {link[1]} latency {link[2]}`" if mode == "netns"
                          else "the host's loopback, no link cap"),
         f"- Origin: nginx in Debian's default configuration, `limit_rate 1m` ({origin[0]}) per connection "
-        f"(`{origin[1] if len(origin) > 1 else ''}`), keep-alive and byte ranges as nginx does them; files on tmpfs. "
+        f"(`{origin[1] if len(origin) > 1 else ''}`), keep-alive and byte ranges as nginx does them. "
         "nginx lets a response send `limit_rate` × (whole seconds since it started + 1) bytes: each response's "
         "first 1 MiB (up to 2 MiB across a second boundary) goes out at once, so a 1.9 MB segment takes about 1 s",
         f"- Streams ({fx[1]} s, {fx[2]} s segments = GOPs, cached in `{fx[0]}`): testsrc2 + sine, x264 veryfast CBR, "
@@ -228,7 +228,7 @@ def main():
     for c in metas.get("fixture_cmd", []):
         L.append(f"# {c[0]}")
         L.append(c[1])
-    L += ["```", "", "The tools (`URL`: the playlist or manifest under /streams/; `OUT`: a directory on tmpfs):", "",
+    L += ["```", "", "The tools (`URL`: the playlist or manifest under /streams/; `OUT`: the outputs' directory):", "",
           "```"]
     seen = set()
     for c in metas.get("command", []):
