@@ -56,10 +56,6 @@ REPORT_PY="$SCRIPT_DIR/e2e_report.py"
 
 # ---------------------------------------------------------------- constants
 readonly MIB=1048576
-readonly LINK_RATE=800mbit          # tc tbf rate
-readonly LINK_BPS=800000000         # the same in bit/s (tc: 1mbit = 10^6 bit)
-readonly TBF_BURST=256kb            # bucket size (tc: 1kb = 1024 bytes)
-readonly TBF_LATENCY=100ms          # max queueing delay; sets the queue limit
 readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/, /uneven/, /limited/ and /h2/
 readonly ALL_SCENARIOS=(cdn uneven limited h2 unthrottled small huge)
 readonly ALL_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget vfetch-nocp)
@@ -240,21 +236,7 @@ OUT="$TMP/out"   # the downloads
 mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- network namespace
-tbf_works() {  # the link cap can be set and removed in the new namespace
-    ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY \
-        && ip netns exec "$NS" tc qdisc del dev lo root
-}
-setup_netns vfbench "ip tc" tbf_works
-note_loopback "no link cap"
-
-set_cap() {  # 1 = 800 Mbit/s tbf on the namespace's lo, 0 = none
-    [[ $MODE == netns ]] || return 0
-    inns tc qdisc del dev lo root 2>/dev/null || true
-    if [[ $1 == 1 ]]; then
-        inns tc qdisc add dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
-    fi
-}
-tc_stats() { if [[ $MODE == netns ]]; then inns tc -s qdisc show dev lo | tr -s ' \n' ' '; fi; }
+setup_link_netns vfbench
 
 PORT=$(free_port 18080)
 BASE_URL="http://127.0.0.1:$PORT"

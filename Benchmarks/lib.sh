@@ -181,6 +181,28 @@ note_loopback() {  # [what the run goes without there, e.g. "no link cap"]
     NOTES+=("$why: host loopback instead of a network namespace$lacks")
 }
 inns() { "${INNS[@]}" "$@"; }
+# The link cap of e2e.sh, resume.sh and streams.sh: a token bucket on the
+# namespace's lo, a CDN's link rather than loopback's.
+readonly LINK_RATE=800mbit          # tc tbf rate
+readonly LINK_BPS=800000000         # the same in bit/s (tc: 1mbit = 10^6 bit)
+readonly TBF_BURST=256kb            # bucket size (tc: 1kb = 1024 bytes)
+readonly TBF_LATENCY=100ms          # max queueing delay; sets the queue limit
+tbf_works() {  # the cap can be set and removed in the new namespace
+    ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY \
+        && ip netns exec "$NS" tc qdisc del dev lo root
+}
+setup_link_netns() {  # name: setup_netns, where the cap must work (off until set_cap 1)
+    setup_netns "$1" "ip tc" tbf_works
+    note_loopback "no link cap"
+}
+set_cap() {  # 1 = the cap on the namespace's lo, 0 = none
+    [[ $MODE == netns ]] || return 0
+    inns tc qdisc del dev lo root 2>/dev/null || true
+    if [[ $1 == 1 ]]; then
+        inns tc qdisc add dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
+    fi
+}
+tc_stats() { if [[ $MODE == netns ]]; then inns tc -s qdisc show dev lo | tr -s ' \n' ' '; fi; }
 free_port() {  # preferred: the port in the namespace, else any free one of the host
     if [[ $MODE == netns ]]; then echo "$1"; return; fi  # a fresh namespace has every port free
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -36,7 +36,6 @@ export LC_ALL=C
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 readonly MIB=1048576
-readonly LINK_RATE=800mbit TBF_BURST=256kb TBF_LATENCY=100ms   # as in e2e.sh
 readonly KILL_MIN_MS=200 KILL_SPAN_MS=600
 readonly LOG_SETTLE_S=0.5   # nginx logs an aborted response at its next write
 
@@ -62,11 +61,8 @@ command -v python3 >/dev/null || die "python3 not found"
 
 make_tmp vfresume $((2 * SIZE + 64 * MIB))
 OUT="$TMP/out"; mkdir -p "$OUT"
-tbf_works() {
-    ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
-}
-setup_netns vfresume "ip tc" tbf_works
-note_loopback "no link cap"
+setup_link_netns vfresume
+set_cap 1
 PORT=$(free_port 18080)
 head -c "$SIZE" /dev/urandom >"$WWW/f.bin"
 chmod 0644 "$WWW/f.bin"

@@ -76,7 +76,6 @@ REPORT_PY="$SCRIPT_DIR/streams_report.py"
 CHECK_PY="$SCRIPT_DIR/streams_check.py"
 
 # ---------------------------------------------------------------- constants
-readonly LINK_RATE=800mbit TBF_BURST=256kb TBF_LATENCY=100ms   # as in e2e.sh
 readonly ORIGIN_RATE="1 MiB/s"       # limit_rate 1m in /streams/ (nginx.conf.in)
 readonly YTDLP_PIN="yt-dlp[default]==2026.10.26"   # [default]: with pycryptodomex (AES), as its README installs it
 readonly STREAMLINK_PIN="streamlink==8.6.3"
@@ -201,11 +200,8 @@ chmod -R a+rX "$WWW"
 # every file nginx serves and its size, for the report (full responses, duplicates)
 (cd "$WWW" && find . -type f -printf '/streams/%P\t%s\n') | sort >"$TMP/sizes.tsv"
 
-tbf_works() {
-    ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
-}
-setup_netns vfstreams "ip tc" tbf_works
-note_loopback "no link cap"
+setup_link_netns vfstreams
+set_cap 1
 PORT=$(free_port 18080)
 BASE_URL="http://127.0.0.1:$PORT"
 start_nginx "$PORT"
@@ -290,9 +286,6 @@ check_output() {  # file
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
 measure_wrapper measure 5 /dev/null
-if [[ $MODE == netns ]]; then
-    inns tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
-fi
 
 # the check of the check: the 720p TS segments, concatenated locally, pass
 cat "$WWW"/hls/720p/seg*.ts >"$OUT/concat.ts"
