@@ -232,8 +232,6 @@ for sz in "${!NEED_SIZES[@]}"; do NEED_BYTES=$((NEED_BYTES + sz)); ((sz > LARGES
 NEED_BYTES=$((NEED_BYTES + 2 * LARGEST + 64 * MIB))
 
 make_tmp vfbench "$NEED_BYTES"
-OUT="$TMP/out"   # the downloads
-mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- network namespace
 setup_link_netns vfbench
@@ -271,22 +269,8 @@ start_nginx "$PORT" "$TLS_PORT"
 [[ -n $TLS_PORT ]] && CA_FILE="$RUN/tls/cert.pem"
 
 # ---------------------------------------------------------------- measurement
-TIME_FMT='%e %U %S %M'
-# Runs "$@" in the namespace under /usr/bin/time and timeout.  Sets R_RC,
-# R_WALL (from EPOCHREALTIME, us resolution), R_T0, R_T1, R_TIME ("%e %U %S %M").
-measure() {  # timeout_s logfile cmd...
-    local tmo=$1 logf=$2; shift 2
-    local tf="$TMP/time.out"
-    rm -f "$tf"
-    run_timed "${INNS[@]}" /usr/bin/time -f "$TIME_FMT" -o "$tf" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
-    # time prints "Command exited with non-zero status N" first on failure
-    R_TIME=$(tail -n 1 "$tf" 2>/dev/null || true)
-    [[ $R_TIME =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || R_TIME="nan nan nan nan"
-}
-clean_out() { find "$OUT" -mindepth 1 -delete; }
-
 # wrapper overhead (ip netns exec + time + timeout starting /bin/true)
-measure_wrapper measure 5 /dev/null
+measure_wrapper
 
 # link probe: one unthrottled curl through /fast/ with and without the cap
 if [[ $MODE == netns ]] && command -v curl >/dev/null; then
@@ -335,7 +319,7 @@ if [[ -n $CA_FILE ]]; then
         [[ " ${ACTIVE_TOOLS[*]} " == *" $t "* ]] && meta command_h2 "$t" "$(tool_cmd_display "$t" CERT)"
     done
 fi
-meta_wrapper "/usr/bin/time -f '$TIME_FMT' -o T "
+meta_wrapper
 meta events "$(basename "$EVENTS_DIR")"
 for n in "${NOTES[@]}"; do meta note "$n"; done
 
@@ -401,14 +385,14 @@ done
 set_cap 0
 
 # ---------------------------------------------------------------- report
-ACCESS="$RESULTS_DIR/e2e-$STAMP.access.log"
-cp "$RUN/access.log" "$ACCESS" 2>/dev/null || : >"$ACCESS"
+ACCESS_COPY="$RESULTS_DIR/e2e-$STAMP.access.log"
+save_access_log "$ACCESS_COPY"
 if [[ -d $EVENTS_DIR ]]; then
     # before the report, which links the PNGs it finds next to itself
     python3 "$PLOTS_PY" e2e --csv "$CSV" --events-dir "$EVENTS_DIR" --out-prefix "${MD%.md}" >&2 \
         || log "NOTE: no throughput plots (plots.py failed or matplotlib is missing: scripts/install-deps.sh bench)"
 fi
-python3 "$REPORT_PY" --csv "$CSV" --meta "$META" --access-log "$ACCESS" --md "$MD"
+python3 "$REPORT_PY" --csv "$CSV" --meta "$META" --access-log "$ACCESS_COPY" --md "$MD"
 log ""
-log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: ${ACCESS#"$REPO_ROOT"/}$([[ -d $EVENTS_DIR ]] && echo ", vfetch events: ${EVENTS_DIR#"$REPO_ROOT"/}/"))"
+log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: ${ACCESS_COPY#"$REPO_ROOT"/}$([[ -d $EVENTS_DIR ]] && echo ", vfetch events: ${EVENTS_DIR#"$REPO_ROOT"/}/"))"
 ((FAILED == 0)) || log "NOTE: $FAILED run(s) did not finish OK (see the status column)"

@@ -128,18 +128,19 @@ pick_tmp_parent() {  # need_bytes
         "set TMPDIR to one (tmpfs and ramfs do not count: syncing costs nothing there)"
 }
 # Sets TMP (removed by cleanup) and in it RUN (nginx's prefix), WWW (its
-# document root) and META (the report's metadata, written by `meta`);
-# FILES_FS says where they are, for the reports.
+# document root), OUT (the tools' outputs) and META (the report's metadata,
+# written by `meta`); FILES_FS says where they are, for the reports.
 make_tmp() {  # name need_bytes
     pick_tmp_parent "$2"
     TMP=$(mktemp -d "$TMP_PARENT/$1.XXXXXX")
     chmod 0755 "$TMP"   # nginx workers run as an unprivileged user when started as root
-    RUN="$TMP/run"; WWW="$TMP/www"
-    mkdir -p "$RUN/tmp" "$WWW"
+    RUN="$TMP/run"; WWW="$TMP/www"; OUT="$TMP/out"
+    mkdir -p "$RUN/tmp" "$WWW" "$OUT"
     chmod 0755 "$WWW"
     META="$TMP/meta.tsv"; : >"$META"
     FILES_FS=$(df -PT "$TMP" | awk -v d="$TMP_PARENT" 'NR==2 {print $2 " (" $1 "), in " d}')
 }
+clean_out() { find "$OUT" -mindepth 1 -delete; }
 meta() { local IFS=$'\t'; printf '%s\n' "$*" >>"$META"; }
 
 # ---------------------------------------------------------------- network namespace
@@ -233,8 +234,10 @@ make_tls_cert() {
         || die "openssl could not make a certificate: $(tail -3 "$RUN/tls/openssl.log")"
     chmod 0644 "$RUN/tls/cert.pem"
 }
-start_nginx() {  # port [tls_port]: serves WWW (and, with tls_port, HTTPS + HTTP/2 there); sets NGINX_PID
+ACCESS=""   # nginx's access log (format "bench")
+start_nginx() {  # port [tls_port]: serves WWW (and, with tls_port, HTTPS + HTTP/2 there); sets NGINX_PID, ACCESS
     local port=$1 tls_port=${2:-} i mime
+    ACCESS="$RUN/access.log"
     mime="$(nginx_conf_dir)/mime.types"
     [[ -f $mime ]] || die "no mime.types next to nginx's default configuration ($mime)"
     cp -- "$mime" "$RUN/mime.types"   # `include mime.types` is relative to the config's directory
@@ -261,6 +264,8 @@ start_nginx() {  # port [tls_port]: serves WWW (and, with tls_port, HTTPS + HTTP
         inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$tls_port" 2>/dev/null || die "nginx is not listening on port $tls_port"
     fi
 }
+log_lines() { if [[ -f $ACCESS ]]; then wc -l <"$ACCESS"; else echo 0; fi; }
+save_access_log() { cp -- "$ACCESS" "$1" 2>/dev/null || : >"$1"; }  # dest: a copy for the results
 
 # ---------------------------------------------------------------- measurement
 # Runs "$@" in the background, so that a signal to this script is handled at
@@ -276,16 +281,35 @@ run_timed() {
     MEASURE_PID=""
     R_WALL=$(awk -v a="$R_T0" -v b="$R_T1" 'BEGIN {printf "%.6f", b - a}')
 }
+TIME_FMT='%e %U %S %M'
+MEASURE_CPU=1   # 0: without GNU time (playback.sh, whose players time themselves)
+# Runs "$@" in the namespace under timeout (and GNU time), its output to
+# logfile.  Sets what run_timed sets and R_TIME ("%e %U %S %M" of GNU time,
+# "nan nan nan nan" without it).
+measure() {  # timeout_s logfile cmd...
+    local tmo=$1 logf=$2 tf="$TMP/time.out" timer=()
+    shift 2
+    if ((MEASURE_CPU)); then timer=(/usr/bin/time -f "$TIME_FMT" -o "$tf"); fi
+    rm -f "$tf"
+    run_timed "${INNS[@]}" "${timer[@]}" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
+    # time prints "Command exited with non-zero status N" first on failure
+    R_TIME=$(tail -n 1 "$tf" 2>/dev/null || true)
+    [[ $R_TIME =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || R_TIME="nan nan nan nan"
+}
 status_of() {  # exit code -> status word
     if (($1 == 0)); then echo ok; elif (($1 == 124 || $1 == 137)); then echo timeout; else echo "exit_$1"; fi
 }
-# Sets WRAP_MS, the median wall time of five runs of /bin/true with the
-# script's measure: the wrapper's own start-up, which every run includes.
+# Sets WRAP_MS, the median wall time of five runs of /bin/true with measure:
+# the wrapper's own start-up, which every run includes.
 # (Not in $(...): the runs must stay killable.)
-measure_wrapper() {  # measure and its arguments up to the command
+measure_wrapper() {
     local i walls=()
-    for i in 1 2 3 4 5; do "$@" true; walls+=("$R_WALL"); done
+    for i in 1 2 3 4 5; do measure 5 /dev/null true; walls+=("$R_WALL"); done
     WRAP_MS=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)] * 1000}')
+}
+load1() { cut -d' ' -f1 /proc/loadavg; }
+random_delay() {  # min_ms span_ms: seconds, at random in [min, min + span]
+    awk -v a="$1" -v s="$2" -v r="$RANDOM" 'BEGIN {printf "%.3f", (a + s * r / 32767) / 1000}'
 }
 
 # ---------------------------------------------------------------- metadata
@@ -307,8 +331,9 @@ meta_common() {  # what both reports show about the run and the machine
 repo_state() {  # the source the vfetch binary was built from, as far as git knows
     echo "repo $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo 'without commits')$(git -C "$REPO_ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted changes')"
 }
-meta_wrapper() {  # what else runs each measured command (e2e.sh: GNU time)
-    local ns=""
+meta_wrapper() {  # what else runs each measured command
+    local ns="" time_cmd=""
     [[ $MODE == netns ]] && ns="ip netns exec NS "
-    meta wrapper "$ns${1}timeout -k 5 LIMIT <command>"
+    ((MEASURE_CPU)) && time_cmd="/usr/bin/time -f '$TIME_FMT' -o T "
+    meta wrapper "$ns${time_cmd}timeout -k 5 LIMIT <command>"
 }

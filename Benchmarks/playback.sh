@@ -264,11 +264,7 @@ for cell in "${CELL_LIST[@]}"; do
 done
 
 # ---------------------------------------------------------------- measurement
-measure() {  # timeout_s logfile cmd...: run_timed in the namespace; stdout and stderr to logfile
-    local tmo=$1 logf=$2; shift 2
-    run_timed "${INNS[@]}" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
-}
-load1() { cut -d' ' -f1 /proc/loadavg; }
+MEASURE_CPU=0   # (lib.sh's measure) the players' times are wall times
 
 # `vfetch serve` with a fresh, empty cache dir.  Sets SERVER_PID, SERVER_PORT,
 # SERVER_LOG; returns 1 when it does not answer /status within SERVE_READY_S.
@@ -442,7 +438,7 @@ frames_check() {  # label url reference: sets FRAMES to yes, NO or failed (not i
 }
 
 # wrapper overhead (ip netns exec + timeout starting /bin/true)
-measure_wrapper measure 5 /dev/null
+measure_wrapper
 
 # ---------------------------------------------------------------- metadata
 STAMP=$(date +%Y%m%d-%H%M%S)
@@ -481,7 +477,7 @@ meta cmd "ffmpeg probe" "ffprobe -v error -show_entries format=duration -of csv=
 meta cmd "mpv" "$(printf '%q ' "${MPV[@]}")--cache=no|yes --log-file=LOG --script=playback_mpv.lua --script-opts=pb-mode=play|seek,... URL"
 meta cmd frames "ffmpeg -i URL -map 0:v -f framemd5 -"
 meta cmd info "vfetch info URL --json   (URL: the moovend clip at 1 MiB/s)"
-meta_wrapper ""
+meta_wrapper
 
 echo "cell,mode,player,rep,measure,point,status,value,load1" >"$CSV"
 echo "run,cell,mode,player,rep,what,exit_code,start_ts,end_ts" >"$RUNS"
@@ -513,11 +509,11 @@ done
 # `vfetch info URL`: what it costs to learn what the moovend clip is. Counted from
 # nginx's log (the lines this run added); the target is <= 3 requests and <= moov + 512 KiB.
 if [[ -x $VFETCH_BIN ]]; then
-    lines=$(wc -l <"$RUN/access.log")
+    lines=$(log_lines)
     next_log
     measure "$T_SHORT" "$LAST_LOG" "$VFETCH_BIN" info "$(origin_url moovend-1m)" --json
     sleep 0.5   # nginx logs a response when it has ended
-    read -r info_requests info_bytes < <(awk -v from="$lines" 'NR > from && $8 == "/play/moovend.mp4" {n++; s += $5} END {printf "%d %d\n", n, s}' "$RUN/access.log")
+    read -r info_requests info_bytes < <(awk -v from="$lines" 'NR > from && $8 == "/play/moovend.mp4" {n++; s += $5} END {printf "%d %d\n", n, s}' "$ACCESS")
     info_duration=$(python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["duration"])' <"$LAST_LOG" 2>/dev/null || echo nan)
     moov_bytes=$((CLIP_BYTES[moovend] - MOOV_AT[moovend]))
     meta info "$R_RC" "$R_WALL" "$info_requests" "$info_bytes" "$moov_bytes" "$info_duration"
@@ -546,7 +542,7 @@ for name in moovend faststart; do
 done
 
 # ---------------------------------------------------------------- report
-cp "$RUN/access.log" "$RESULTS_DIR/playback-$STAMP.access.log" 2>/dev/null || true
+save_access_log "$RESULTS_DIR/playback-$STAMP.access.log"
 if ((WANT_MPV)); then
     if python3 "$PLOTS_PY" playback --timeline "$TIMELINE" --duration "$CLIP_SECONDS" --out "$PNG" >&2; then
         meta plot "$(basename "$PNG")"

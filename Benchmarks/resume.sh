@@ -60,7 +60,6 @@ find_nginx
 command -v python3 >/dev/null || die "python3 not found"
 
 make_tmp vfresume $((2 * SIZE + 64 * MIB))
-OUT="$TMP/out"; mkdir -p "$OUT"
 setup_link_netns vfresume
 set_cap 1
 PORT=$(free_port 18080)
@@ -69,7 +68,6 @@ chmod 0644 "$WWW/f.bin"
 SHA=$(sha256sum "$WWW/f.bin" | awk '{print $1}')
 URL="http://127.0.0.1:$PORT/cdn/f.bin"
 start_nginx "$PORT"
-ACCESS="$RUN/access.log"
 
 received() {  # a counter of the bytes that reached the client: rx_bytes of the namespace's lo, or nginx's log
     if [[ $MODE == netns ]]; then
@@ -103,7 +101,7 @@ for ((run = 1; run <= KILLS + 1; run++)); do
     MEASURE_PID=$!
     delay="" flight=0
     if ((run <= KILLS)); then
-        delay=$(awk -v a="$KILL_MIN_MS" -v s="$KILL_SPAN_MS" -v r="$RANDOM" 'BEGIN {printf "%.3f", (a + s * r / 32767) / 1000}')
+        delay=$(random_delay "$KILL_MIN_MS" "$KILL_SPAN_MS")
         sleep "$delay"
         flight=$(in_flight)
         # ip netns exec execs vfetch, so the pid is vfetch's own

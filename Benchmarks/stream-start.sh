@@ -75,11 +75,11 @@ for ((rep = 1; rep <= REPS; rep++)); do
     order=("${BINARIES[@]}")
     ((rep % 2 == 0 && ${#order[@]} == 2)) && order=("${BINARIES[1]}" "${BINARIES[0]}")
     for bin in "${order[@]}"; do
-        rm -f -- "$TMP/out.mp4" "$TMP/out.mp4".*
+        clean_out
         # A fresh URL per run: nothing of an earlier run is reused.
-        "${INNS[@]}" timeout -k 5 300 "$bin" get "$URL?rep=$rep" -o "$TMP/out.mp4" --stream --json </dev/null \
+        "${INNS[@]}" timeout -k 5 300 "$bin" get "$URL?rep=$rep" -o "$OUT/out.mp4" --stream --json </dev/null \
             >"$TMP/run.json" 2>"$TMP/run.err" || die "vfetch failed: $(head -c 300 "$TMP/run.err")"
-        ok=no; [[ $(sha256sum "$TMP/out.mp4" | awk '{print $1}') == "$SHA" ]] && ok=yes
+        ok=no; [[ $(sha256sum "$OUT/out.mp4" | awk '{print $1}') == "$SHA" ]] && ok=yes
         line=$(python3 - "$TMP/run.json" <<'EOF'
 import json, sys
 first = at3 = None; total = 0.0

@@ -112,7 +112,7 @@ mkdir -p "$CACHE_DIR"
 
 # ---------------------------------------------------------------- temp space, namespace, nginx
 make_tmp vfstrserve $((800 * 1048576))   # the two streams (~100 MB), caches and outputs
-OUT="$TMP/out"; mkdir -p "$OUT" "$TMP/checked"
+mkdir -p "$TMP/checked"
 for s in "${STREAMS[@]}"; do cp -r -- "$FIX/$s" "$WWW/$s"; done
 chmod -R a+rX "$WWW"
 (cd "$WWW" && find . -type f -printf '/slowstreams/%P\t%s\n') | sort >"$TMP/sizes.tsv"
@@ -122,7 +122,6 @@ note_loopback
 PORT=$(free_port 18080)
 ORIGIN="http://127.0.0.1:$PORT"
 start_nginx "$PORT"
-ACCESS="$RUN/access.log"
 stop_nginx() {  # the origin down, its log kept
     local i
     kill -QUIT "$NGINX_PID" 2>/dev/null || true
@@ -267,7 +266,6 @@ report_run() {  # stream rep mode what wall status log
         sed -n '1,5s/^/      | /p' "$7" >&2
     fi
 }
-log_lines() { if [[ -f $ACCESS ]]; then wc -l <"$ACCESS"; else echo 0; fi; }
 
 run_direct() {  # stream rep
     local url l0
@@ -325,7 +323,6 @@ done
 meta cmd play "ffmpeg -re -i URL -map V -map A -c copy -f mp4 OUT.mp4 -map V -map A -f null -"
 meta cmd seek "ffmpeg -ss $SEEK_TO -i URL -map V -frames:v 1 -f framemd5 OUT"
 meta cmd serve "vfetch serve --port PORT --cache-dir DIR $SERVE_ARGS"
-meta_wrapper ""
 
 echo "stream,rep,mode,what,exit_code,status,wall_s,start_ts,end_ts,log_from,log_to,first_frame_ok,check,frames_ok,frames,width,height,span_s,format_duration_s,av_offset_s,audio_packets" >"$CSV"
 echo "stream,mode,rep,wall_s,media_s" >"$TIMELINE"
@@ -348,7 +345,7 @@ done
 
 # ---------------------------------------------------------------- report
 meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-cp "$ACCESS" "$BASE.access.log"
+save_access_log "$BASE.access.log"
 cp "$META" "$BASE.meta.tsv"
 cp "$TMP/sizes.tsv" "$BASE.sizes.tsv"
 python3 "$REPORT_PY" --base "$BASE"

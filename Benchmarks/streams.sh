@@ -194,7 +194,7 @@ has_tool vfetch || KILLS=0
 
 # ---------------------------------------------------------------- temp space, namespace, nginx
 make_tmp vfstreams $((600 * 1048576))   # the streams (~230 MB) + outputs
-OUT="$TMP/out"; mkdir -p "$OUT" "$TMP/checked"
+mkdir -p "$TMP/checked"
 for s in "${ALL_STREAMS[@]}"; do cp -r -- "$FIX/$s" "$WWW/$s"; done
 chmod -R a+rX "$WWW"
 # every file nginx serves and its size, for the report (full responses, duplicates)
@@ -205,7 +205,6 @@ set_cap 1
 PORT=$(free_port 18080)
 BASE_URL="http://127.0.0.1:$PORT"
 start_nginx "$PORT"
-ACCESS="$RUN/access.log"
 for s in "${STREAMS[@]}"; do
     got=$(inns curl -sf -o /dev/null -w '%{http_code}' "$BASE_URL/streams/$(stream_path "$s")" 2>/dev/null) || got="${got:-no answer}"
     [[ $got == 200 ]] || die "nginx does not serve $BASE_URL/streams/$(stream_path "$s") ($got)"
@@ -260,17 +259,6 @@ tool_cmd_display() {  # tool stream: the same with placeholders, for the report
 }
 
 # ---------------------------------------------------------------- measurement
-TIME_FMT='%e %U %S %M'
-measure() {  # timeout_s logfile cmd...: as e2e.sh; sets R_RC, R_WALL, R_T0, R_T1, R_TIME
-    local tmo=$1 logf=$2; shift 2
-    local tf="$TMP/time.out"
-    rm -f "$tf"
-    run_timed "${INNS[@]}" /usr/bin/time -f "$TIME_FMT" -o "$tf" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
-    R_TIME=$(tail -n 1 "$tf" 2>/dev/null || true)
-    [[ $R_TIME =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || R_TIME="nan nan nan nan"
-}
-clean_out() { find "$OUT" -mindepth 1 -delete; }
-log_lines() { if [[ -f $ACCESS ]]; then wc -l <"$ACCESS"; else echo 0; fi; }
 # what nginx logged between two line numbers: "requests bytes connections"
 log_window() {  # from to
     awk -v a="$1" -v b="$2" 'NR > a && NR <= b && $8 ~ /^\/streams\// {n++; s += $5; c[$2] = 1}
@@ -283,9 +271,8 @@ check_output() {  # file
     CHECK=$(tail -n 1 "$TMP/check.out")
     if ((R_RC != 0)) || [[ -z $CHECK ]]; then CHECK="check_failed,,,,,,,,"; fi
 }
-load1() { cut -d' ' -f1 /proc/loadavg; }
 
-measure_wrapper measure 5 /dev/null
+measure_wrapper
 
 # the check of the check: the 720p TS segments, concatenated locally, pass
 cat "$WWW"/hls/720p/seg*.ts >"$OUT/concat.ts"
@@ -331,7 +318,7 @@ for s in "${STREAMS[@]}"; do
     for t in "${ACTIVE_TOOLS[@]}"; do meta command "$s" "$t" "$(tool_cmd_display "$t" "$s")"; done
 done
 for t in "${ACTIVE_TOOLS[@]}"; do meta tool "$t"; done
-meta_wrapper "/usr/bin/time -f '$TIME_FMT' -o T "
+meta_wrapper
 for n in "${NOTES[@]}"; do meta note "$n"; done
 
 echo "stream,rep,order,tool,exit_code,status,wall_s,user_s,sys_s,maxrss_kib,requests,bytes,conns,load1,start_ts,end_ts,check,frames_ok,frames,width,height,span_s,format_duration_s,av_offset_s,audio_packets" >"$CSV"
@@ -399,7 +386,7 @@ if ((KILLS > 0)); then
             # ip netns exec execs vfetch, so the pid is vfetch's own
             "${INNS[@]}" "${CMD[@]}" </dev/null >"$TMP/resume-$run.log" 2>&1 &
             MEASURE_PID=$!
-            delay=$(awk -v a="$KILL_MIN_MS" -v s="$KILL_SPAN_MS" -v r="$RANDOM" 'BEGIN {printf "%.3f", (a + s * r / 32767) / 1000}')
+            delay=$(random_delay "$KILL_MIN_MS" "$KILL_SPAN_MS")
             sleep "$delay"
             kill_ts=$EPOCHREALTIME
             kill -KILL "$MEASURE_PID" 2>/dev/null || true
@@ -435,7 +422,7 @@ fi
 
 # ---------------------------------------------------------------- report
 meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-cp "$ACCESS" "$RESULTS_DIR/streams-$STAMP.access.log" 2>/dev/null || : >"$RESULTS_DIR/streams-$STAMP.access.log"
+save_access_log "$RESULTS_DIR/streams-$STAMP.access.log"
 # the report's other inputs, so that it can be made again from the results alone
 cp "$META" "$RESULTS_DIR/streams-$STAMP.meta.tsv"
 cp "$TMP/sizes.tsv" "$RESULTS_DIR/streams-$STAMP.sizes.tsv"
