@@ -55,7 +55,7 @@ NS=""
 NGINX_PID=""
 TMP=""
 MEASURE_PID=""      # the measured command (run_timed)
-SERVER_PID=""       # playback.sh's `vfetch serve`
+SERVER_PID=""       # the running `vfetch serve` (serve_start)
 RESULT_FILES=()     # the CSV first: when it has no run yet, cleanup removes them all
 
 descendants() {  # pid -> the pid and all its descendants (depth-bounded)
@@ -83,15 +83,12 @@ cleanup() {
     set +e
     trap - EXIT INT TERM HUP
     [[ -n $MEASURE_PID ]] && kill_tree "$MEASURE_PID"
-    [[ -n $SERVER_PID ]] && kill_tree "$SERVER_PID"
-    for i in "${HELPER_PIDS[@]}"; do kill_tree "$i"; done
-    if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        local workers; workers=$(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)
-        kill -TERM "$NGINX_PID" 2>/dev/null
-        for ((i = 0; i < 50; i++)); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$NGINX_PID" 2>/dev/null && kill -KILL "$NGINX_PID" 2>/dev/null
-        for i in $workers; do kill -KILL "$i" 2>/dev/null; done
+    if [[ -n $SERVER_PID ]]; then
+        kill_tree "$SERVER_PID"
+        [[ -n $SERVE_LOGS ]] && cat -- "$SERVER_LOG" >>"$SERVE_LOGS"
     fi
+    for i in "${HELPER_PIDS[@]}"; do kill_tree "$i"; done
+    stop_nginx
     if [[ -n $NS ]]; then
         # anything still running in our namespace was started by this script
         for i in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$i" 2>/dev/null; done
@@ -264,6 +261,22 @@ start_nginx() {  # port [tls_port]: serves WWW (and, with tls_port, HTTPS + HTTP
         inns bash -c "exec 3<>/dev/tcp/127.0.0.1/$tls_port" 2>/dev/null || die "nginx is not listening on port $tls_port"
     fi
 }
+stop_nginx() {  # SIGTERM, up to 5 s, then SIGKILL (its workers too); the logs stay
+    local i workers
+    if [[ -n $NGINX_PID ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
+        workers=$(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null || true)
+        kill -TERM "$NGINX_PID" 2>/dev/null || true
+        for ((i = 0; i < 50; i++)); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$NGINX_PID" 2>/dev/null || true
+        for i in $workers; do kill -KILL "$i" 2>/dev/null || true; done
+    fi
+    NGINX_PID=""
+}
+check_served() {  # url: nginx answers it with 200
+    local got
+    got=$(inns curl -sf -o /dev/null -w '%{http_code}' "$1" 2>/dev/null) || got="${got:-no answer}"
+    [[ $got == 200 ]] || die "nginx does not serve $1 ($got)"
+}
 log_lines() { if [[ -f $ACCESS ]]; then wc -l <"$ACCESS"; else echo 0; fi; }
 save_access_log() { cp -- "$ACCESS" "$1" 2>/dev/null || : >"$1"; }  # dest: a copy for the results
 
@@ -310,6 +323,60 @@ measure_wrapper() {
 load1() { cut -d' ' -f1 /proc/loadavg; }
 random_delay() {  # min_ms span_ms: seconds, at random in [min, min + span]
     awk -v a="$1" -v s="$2" -v r="$RANDOM" 'BEGIN {printf "%.3f", (a + s * r / 32767) / 1000}'
+}
+
+# ---------------------------------------------------------------- vfetch serve
+SERVE_READY_S=10    # how long serve_start waits for /status
+SERVE_ARGS=""       # a script's --serve-args, appended to every `vfetch serve`
+SERVE_WRAP=()       # what runs `vfetch serve` (slowloris.sh: a lower descriptor limit)
+SERVE_LOGS=""       # when set, where serve_stop appends each server's output
+SERVER_N=0
+# `vfetch serve` on cache_dir in the namespace, on a new port each time (no
+# TIME_WAIT clash), stopped by timeout after life_s.  Sets SERVER_PID,
+# SERVER_PORT and SERVER_LOG; returns 1, having stopped it, when it does not
+# answer /status within SERVE_READY_S.
+serve_start() {  # life_s cache_dir label [serve args...]
+    local life=$1 cache=$2 label=$3 i extra=()
+    shift 3
+    [[ -n $SERVE_ARGS ]] && read -r -a extra <<<"$SERVE_ARGS"
+    SERVER_N=$((SERVER_N + 1))
+    SERVER_PORT=$(free_port $((18090 + SERVER_N % 1000)))
+    SERVER_LOG="$TMP/serve-$SERVER_N.log"
+    mkdir -p "$cache"
+    echo "==> vfetch serve #$SERVER_N ($label, from $EPOCHREALTIME): --port $SERVER_PORT --cache-dir CACHE_DIR $* ${extra[*]}" >"$SERVER_LOG"
+    # timeout (which forwards SIGINT to vfetch) also gives vfetch a default
+    # SIGINT disposition, which a background job of a script does not have
+    "${INNS[@]}" timeout -k 5 "$life" "${SERVE_WRAP[@]}" "$VFETCH_BIN" serve --port "$SERVER_PORT" --cache-dir "$cache" \
+        "$@" "${extra[@]}" >>"$SERVER_LOG" 2>&1 </dev/null &
+    SERVER_PID=$!
+    for ((i = 0; i < SERVE_READY_S * 10; i++)); do
+        if inns curl -sf -m 1 -o /dev/null "http://127.0.0.1:$SERVER_PORT/status"; then return 0; fi
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    log "   vfetch serve did not answer http://127.0.0.1:$SERVER_PORT/status within ${SERVE_READY_S} s:"
+    sed -n '2,6s/^/      | /p' "$SERVER_LOG" >&2
+    serve_stop
+    return 1
+}
+serve_stop() {  # SIGINT, up to 10 s, then SIGKILL
+    local i
+    [[ -n $SERVER_PID ]] || return 0
+    kill -INT "$SERVER_PID" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+        log "   vfetch serve ignored SIGINT for 10 s; killing it"
+        kill_tree "$SERVER_PID"
+    fi
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+    if [[ -n $SERVE_LOGS ]]; then cat -- "$SERVER_LOG" >>"$SERVE_LOGS" 2>/dev/null || true; fi
+}
+url_quote() {  # text: percent-encoded, reserved characters too
+    python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"
+}
+serve_url() {  # origin URL: the player's URL for it through the running server
+    echo "http://127.0.0.1:$SERVER_PORT/stream?url=$(url_quote "$1")"
 }
 
 # ---------------------------------------------------------------- metadata

@@ -104,7 +104,6 @@ readonly SEEK_SEED=17 SEEK_COUNT=5
 readonly T_SHORT=60                 # limit for an ffmpeg TTFF, seek or ffprobe run (s)
 readonly T_SEEKS=$((20 + (SEEK_COUNT + 1) * SEEK_CAP))   # limit for an mpv seek run (s)
 readonly T_DECODE=$((CLIP_SECONDS * 5))   # limit for a framemd5 pass (s)
-readonly SERVE_READY_S=10           # wait for /status at most this long
 
 # ---------------------------------------------------------------- options
 WANT_SERVE=1
@@ -266,50 +265,9 @@ done
 # ---------------------------------------------------------------- measurement
 MEASURE_CPU=0   # (lib.sh's measure) the players' times are wall times
 
-# `vfetch serve` with a fresh, empty cache dir.  Sets SERVER_PID, SERVER_PORT,
-# SERVER_LOG; returns 1 when it does not answer /status within SERVE_READY_S.
-SERVER_N=0
-start_server() {  # life_s label extra-serve-args...
-    local life=$1 label=$2; shift 2
-    SERVER_N=$((SERVER_N + 1))
-    local cache="$TMP/cache-$SERVER_N" i extra=()
-    [[ -n $SERVE_ARGS ]] && read -r -a extra <<<"$SERVE_ARGS"
-    rm -rf -- "$cache"; mkdir -p "$cache"
-    SERVER_PORT=$(free_port $((18090 + SERVER_N % 1000)))  # a new port each time: no TIME_WAIT clash
-    SERVER_LOG="$TMP/serve-$SERVER_N.log"
-    # timeout (which forwards SIGINT to vfetch) also gives vfetch a default
-    # SIGINT disposition, which a background job of a script does not have
-    echo "==> vfetch serve #$SERVER_N ($label, from $EPOCHREALTIME): --port $SERVER_PORT --cache-dir EMPTY_DIR $* ${extra[*]}" >"$SERVER_LOG"
-    "${INNS[@]}" timeout -k 5 "$life" "$VFETCH_BIN" serve --port "$SERVER_PORT" --cache-dir "$cache" \
-        "$@" "${extra[@]}" >>"$SERVER_LOG" 2>&1 </dev/null &
-    SERVER_PID=$!
-    for ((i = 0; i < SERVE_READY_S * 10; i++)); do
-        if inns curl -sf -m 1 -o /dev/null "http://127.0.0.1:$SERVER_PORT/status"; then return 0; fi
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    log "   vfetch serve did not answer http://127.0.0.1:$SERVER_PORT/status within ${SERVE_READY_S} s:"
-    sed -n '2,6s/^/      | /p' "$SERVER_LOG" >&2
-    stop_server
-    return 1
-}
-stop_server() {  # SIGINT, up to 5 s, then SIGKILL; removes its cache dir
-    local i
-    [[ -n $SERVER_PID ]] || return 0
-    kill -INT "$SERVER_PID" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-        log "   vfetch serve ignored SIGINT for 5 s; killing it"
-        kill_tree "$SERVER_PID"
-    fi
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-    rm -rf -- "$TMP/cache-$SERVER_N"
-    cat -- "$SERVER_LOG" >>"$SERVE_LOGS" 2>/dev/null || true   # every server's output, for the record
-}
-stream_url() {  # origin URL -> the player URL through the running server
-    printf 'http://127.0.0.1:%s/stream?url=%s' "$SERVER_PORT" \
-        "$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")"
+start_server() {  # life_s label [serve args...]: lib.sh's serve_start on a fresh, empty cache dir
+    rm -rf -- "$TMP/cache"
+    serve_start "$1" "$TMP/cache" "${@:2}"
 }
 
 # One process's record in .runs.csv, and a row per measurement in .csv:
@@ -354,11 +312,11 @@ ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
         ffmpeg_run "$cell" local "$rep" ttff "" "$url"
     elif [[ $mode == serve ]]; then
         start_server "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff; return; }
-        ffmpeg_run "$cell" serve "$rep" ttff "" "$(stream_url "$url")"
-        stop_server
+        ffmpeg_run "$cell" serve "$rep" ttff "" "$(serve_url "$url")"
+        serve_stop
         start_server $((T_SHORT * 3)) "$cell ffmpeg seek rep $rep" "${PREFETCH_NONE[@]}" \
             || { server_failed "$cell" ffmpeg "$rep" seek; return; }
-        url=$(stream_url "$url")
+        url=$(serve_url "$url")
         # untimed: head and moov into the cache
         next_log
         measure "$T_SHORT" "$LAST_LOG" ffprobe -v error -show_entries format=duration -of csv=p=0 "$url"
@@ -368,7 +326,7 @@ ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
         ffmpeg_run "$cell" direct "$rep" ttff "" "$url"
     fi
     for p in "${SEEK_POINTS[@]}"; do ffmpeg_run "$cell" "$mode" "$rep" seek "$p" "$url"; done
-    stop_server
+    serve_stop
     show_since "$mark"
 }
 
@@ -389,7 +347,7 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
     fi
     case $mode in
         serve) start_server $((tmo + 10)) "$cell mpv $what rep $rep" || { server_failed "$cell" mpv "$rep" "$what"; return; }
-               url=$(stream_url "$url") ;;
+               url=$(serve_url "$url") ;;
         cache) cache=yes ;;
     esac
     next_log
@@ -397,7 +355,7 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
     measure "$tmo" "$LAST_LOG" "${MPV[@]}" --cache="$cache" --log-file="$mlog" --script="$MPV_LUA" \
         --script-opts="$opts" "$url"
     run_record "$cell" "$mode" mpv "$rep" "$what"
-    stop_server
+    serve_stop
     python3 "$MPV_PY" "$mlog" --what "$what" --row "$cell,$mode,mpv,$rep" --load1 "$LOAD1" --seek-cap "$SEEK_CAP" \
         --timeline "$TIMELINE" >>"$CSV"
     ((R_RC == 0)) || { FAILED=$((FAILED + 1)); show_failure; }
@@ -533,8 +491,8 @@ for name in moovend faststart; do
     if ((SERVE)); then
         FRAMES=failed
         if start_server "$T_DECODE" "frames $name"; then
-            frames_check "serve-$name" "$(stream_url "$ORIGIN/play/$name.mp4")" "$TMP/frames-local-$name.md5"
-            stop_server
+            frames_check "serve-$name" "$(serve_url "$ORIGIN/play/$name.mp4")" "$TMP/frames-local-$name.md5"
+            serve_stop
         fi
         meta frames serve "$name" "$FRAMES" "through vfetch serve (cold cache, 1 MiB/s)"
         [[ $FRAMES == yes ]] || FRAMES_BAD=1

@@ -49,32 +49,29 @@ chmod 0644 "$WWW/film.mp4"
 NGINX_PORT=$(free_port 8080)
 start_nginx "$NGINX_PORT"
 
-# serve under the descriptor limit of the scenario; its first line names its address
-inns bash -c 'ulimit -n 1024 && exec "$0" serve --port 0 --cache-dir "$1"' "$VFETCH_BIN" "$TMP/cache" \
-    >"$TMP/serve.out" 2>"$TMP/serve.err" &
-SERVER_PID=$!
-for ((i = 0; i < 100; i++)); do grep -q 'http://' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-SERVE=$(grep -o 'http://[^ ]*' "$TMP/serve.out" | head -n 1)
-[[ -n $SERVE ]] || die "vfetch serve did not start: $(tail -3 "$TMP/serve.err")"
+# serve under the descriptor limit of the scenario
+# shellcheck disable=SC2016  # "$@" is the inner shell's
+SERVE_WRAP=(bash -c 'ulimit -n 1024 && exec "$@"' ulimit)
+serve_start $((600 * REPS + 60)) "$TMP/cache" "ulimit -n 1024" || die "vfetch serve did not start"
 
 # One run: SOCKETS silent sockets (0 for the baseline), then the player; prints "status ttfb_s".
 probe() {  # sockets rep
-    inns bash -c 'ulimit -n 8192 && exec python3 - "$@"' probe "$SERVE" "$1" "http://127.0.0.1:$NGINX_PORT/fast/film.mp4?run=$2" <<'PY'
-import socket, subprocess, sys, urllib.parse
-serve, count, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-host, port = urllib.parse.urlsplit(serve).hostname, urllib.parse.urlsplit(serve).port
+    inns bash -c 'ulimit -n 8192 && exec python3 - "$@"' probe "$SERVER_PORT" "$1" \
+        "$(serve_url "http://127.0.0.1:$NGINX_PORT/fast/film.mp4?run=$2")" <<'PY'
+import socket, subprocess, sys
+port, count, player_url = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 silent = []
 for n in range(count):
     s = socket.socket()
     s.settimeout(2)
     try:
-        s.connect((host, port))
+        s.connect(("127.0.0.1", port))
         if n % 2: s.send(b"GET /status HTTP/1.1\r\nHost: 127")
     except OSError:
         pass
     silent.append(s)
 player = subprocess.run(["curl", "-s", "-o", "/dev/null", "-m", "10", "-w", "%{http_code} %{time_starttransfer}",
-                         serve + "/stream?url=" + urllib.parse.quote(url, safe="")], capture_output=True, text=True)
+                         player_url], capture_output=True, text=True)
 print(player.stdout or "000 10")
 for s in silent: s.close()
 PY

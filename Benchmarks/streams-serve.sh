@@ -70,7 +70,6 @@ readonly SEEK_TO=40.2
 readonly SEEK_AFTER=10               # s into the serve run's play
 readonly T_PLAY=240                  # limit for one play (s); direct takes about twice 60 s
 readonly T_SEEK=120                  # limit for one seek
-readonly SERVE_READY_S=10
 readonly LOG_SETTLE_S=0.5            # nginx logs a response when it has ended
 DEFAULT_REPS=5
 
@@ -122,74 +121,19 @@ note_loopback
 PORT=$(free_port 18080)
 ORIGIN="http://127.0.0.1:$PORT"
 start_nginx "$PORT"
-stop_nginx() {  # the origin down, its log kept
-    local i
-    kill -QUIT "$NGINX_PID" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$NGINX_PID" 2>/dev/null && die "nginx did not stop"
-    NGINX_PID=""
-}
 origin_url() { echo "$ORIGIN/slowstreams/$(stream_path "$1")"; }
-for s in "${STREAMS[@]}"; do
-    got=$(inns curl -sf -o /dev/null -w '%{http_code}' "$(origin_url "$s")" 2>/dev/null) || got="${got:-no answer}"
-    [[ $got == 200 ]] || die "nginx does not serve $(origin_url "$s") ($got)"
-done
+for s in "${STREAMS[@]}"; do check_served "$(origin_url "$s")"; done
 
-# ffmpeg's -map for the 720p video and its audio (as streams.sh), probed through the unthrottled /fast/
+# ffmpeg's -map for the 720p video and its audio, probed through the unthrottled /fast/
 declare -A FFMAP=()
-for s in "${STREAMS[@]}"; do
-    FFMAP[$s]=$(inns ffprobe -v error -show_entries program=program_id:stream=index,codec_type,width -of json \
-        "$ORIGIN/fast/$(stream_path "$s")" 2>/dev/null | python3 -c '
-import json, sys
-info = json.load(sys.stdin)
-groups = [p["streams"] for p in info.get("programs", []) if p.get("streams")] or [info.get("streams", [])]
-for streams in groups:
-    v = [x["index"] for x in streams if x.get("codec_type") == "video" and x.get("width") == 1280]
-    a = [x["index"] for x in streams if x.get("codec_type") == "audio"]
-    if v and a:
-        print(v[0], a[0]); break
-') || true
-    [[ ${FFMAP[$s]} =~ ^[0-9]+\ [0-9]+$ ]] || die "ffprobe found no 1280x720 video with audio in $s"
-done
+for s in "${STREAMS[@]}"; do FFMAP[$s]=$(ffmap_of "$ORIGIN/fast/$(stream_path "$s")"); done
 # the source's frame at SEEK_TO s (30 fps): what the seek must show first
 SEEK_MD5=$(sed -n "$(awk -v t="$SEEK_TO" 'BEGIN {printf "%d", t * 30 + 1.5}')p" "$FIX/ref/ref-frames.md5")
 [[ -n $SEEK_MD5 ]] || die "the reference has no frame at $SEEK_TO s"
 
 # ---------------------------------------------------------------- servers
-SERVER_N=0
-SERVER_CACHE=""
-start_server() {  # cache_dir: `vfetch serve` on it; sets SERVER_PID, SERVER_PORT
-    local i extra=()
-    SERVER_CACHE=$1
-    SERVER_N=$((SERVER_N + 1))
-    [[ -n $SERVE_ARGS ]] && read -r -a extra <<<"$SERVE_ARGS"
-    SERVER_PORT=$(free_port $((18090 + SERVER_N)))   # a new port each time: no TIME_WAIT clash
-    echo "==> vfetch serve #$SERVER_N: --port $SERVER_PORT --cache-dir CACHE ${extra[*]}" >>"$SERVE_LOGS"
-    "${INNS[@]}" timeout -k 5 $((T_PLAY + T_SEEK + 60)) "$VFETCH_BIN" serve --port "$SERVER_PORT" --cache-dir "$SERVER_CACHE" \
-        "${extra[@]}" >>"$SERVE_LOGS" 2>&1 </dev/null &
-    SERVER_PID=$!
-    for ((i = 0; i < SERVE_READY_S * 10; i++)); do
-        if inns curl -sf -m 1 -o /dev/null "http://127.0.0.1:$SERVER_PORT/status"; then return 0; fi
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    die "vfetch serve did not answer on port $SERVER_PORT within ${SERVE_READY_S} s (see $SERVE_LOGS)"
-}
-stop_server() {  # SIGINT, up to 10 s, then SIGKILL
-    local i
-    [[ -n $SERVER_PID ]] || return 0
-    kill -INT "$SERVER_PID" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-        log "   vfetch serve ignored SIGINT for 10 s; killing it"
-        kill_tree "$SERVER_PID"
-    fi
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-}
-via_server() {  # url: the same through the running server
-    printf 'http://127.0.0.1:%s/stream?url=%s' "$SERVER_PORT" \
-        "$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")"
+start_server() {  # cache_dir label: lib.sh's serve_start, for a play and its seek
+    serve_start $((T_PLAY + T_SEEK + 60)) "$1" "$2" || die "vfetch serve did not start"
 }
 
 # ---------------------------------------------------------------- players
@@ -278,23 +222,23 @@ run_direct() {  # stream rep
 run_serve() {  # stream rep: cold, with the seek; then offline on the same cache
     local cache="$TMP/cache-$1-$2" url l0 i
     rm -rf -- "$cache"; mkdir -p "$cache"
-    start_server "$cache"
-    url=$(via_server "$(origin_url "$1")")
+    start_server "$cache" "$1 serve rep $2"
+    url=$(serve_url "$(origin_url "$1")")
     l0=$(log_lines)
     play_start "$1" "$url"
     # the seek SEEK_AFTER s into the play (unless the player ended before)
     for ((i = 0; i < SEEK_AFTER * 10; i++)); do kill -0 "$PLAY_PID" 2>/dev/null || break; sleep 0.1; done
     seek "$1" serve "$2" "$url" "$l0"
     play_wait "$1" serve "$2" "$l0"
-    stop_server
+    serve_stop
 
     stop_nginx
-    start_server "$cache"
-    url=$(via_server "$(origin_url "$1")")
+    start_server "$cache" "$1 offline rep $2"
+    url=$(serve_url "$(origin_url "$1")")
     l0=$(log_lines)
     play_start "$1" "$url"
     play_wait "$1" offline "$2" "$l0"
-    stop_server
+    serve_stop
     start_nginx "$PORT"
     rm -rf -- "$cache"
 }

@@ -205,29 +205,11 @@ set_cap 1
 PORT=$(free_port 18080)
 BASE_URL="http://127.0.0.1:$PORT"
 start_nginx "$PORT"
-for s in "${STREAMS[@]}"; do
-    got=$(inns curl -sf -o /dev/null -w '%{http_code}' "$BASE_URL/streams/$(stream_path "$s")" 2>/dev/null) || got="${got:-no answer}"
-    [[ $got == 200 ]] || die "nginx does not serve $BASE_URL/streams/$(stream_path "$s") ($got)"
-done
+for s in "${STREAMS[@]}"; do check_served "$BASE_URL/streams/$(stream_path "$s")"; done
 
-# ffmpeg's -map for the 720p video and its audio: the streams' indices as
-# ffmpeg numbers them (HLS: one program per variant; DASH: the representations),
-# probed once through the unthrottled /fast/ (untimed)
+# ffmpeg's -map for the 720p video and its audio, probed once through the unthrottled /fast/ (untimed)
 declare -A FFMAP=()
-for s in "${STREAMS[@]}"; do
-    FFMAP[$s]=$(inns ffprobe -v error -show_entries program=program_id:stream=index,codec_type,width -of json \
-        "$BASE_URL/fast/$(stream_path "$s")" 2>/dev/null | python3 -c '
-import json, sys
-info = json.load(sys.stdin)
-groups = [p["streams"] for p in info.get("programs", []) if p.get("streams")] or [info.get("streams", [])]
-for streams in groups:
-    v = [x["index"] for x in streams if x.get("codec_type") == "video" and x.get("width") == 1280]
-    a = [x["index"] for x in streams if x.get("codec_type") == "audio"]
-    if v and a:
-        print(v[0], a[0]); break
-') || true
-    [[ ${FFMAP[$s]} =~ ^[0-9]+\ [0-9]+$ ]] || die "ffprobe found no 1280x720 video with audio in $s"
-done
+for s in "${STREAMS[@]}"; do FFMAP[$s]=$(ffmap_of "$BASE_URL/fast/$(stream_path "$s")"); done
 
 # ---------------------------------------------------------------- commands
 # The command line for one download.  Sets CMD (array) and OUTFILE.

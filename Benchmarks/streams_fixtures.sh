@@ -4,7 +4,8 @@
 # commands): a 60 s source in three variants, each cut into 4 s segments as
 # hls, fmp4, byterange, aes and dash (streams.sh's header says what each is),
 # and the 720p variant's reference for streams_check.py.  Sourced after lib.sh
-# with CACHE_DIR and CHECK_PY set; sets FIX, the fixtures' directory.
+# with CACHE_DIR and CHECK_PY set; sets FIX, the fixtures' directory, and
+# defines stream_path, stream_kind and ffmap_of (the 720p variant's -map).
 # shellcheck disable=SC2034  # the constants are for the scripts that source it
 
 readonly SECONDS_LONG=60             # the streams' length
@@ -73,6 +74,25 @@ else
 fi
 stream_path() {  # stream: its playlist or manifest under /streams/
     case $1 in dash) echo "dash/manifest.mpd" ;; *) echo "$1/master.m3u8" ;; esac
+}
+# ffmpeg's -map for the 720p video and its audio in the stream at url, as
+# "video audio": the streams' indices as ffmpeg numbers them (HLS: one program
+# per variant; DASH: the representations).  Run in the namespace.
+ffmap_of() {  # url
+    local map
+    map=$(inns ffprobe -v error -show_entries program=program_id:stream=index,codec_type,width -of json "$1" \
+        2>/dev/null | python3 -c '
+import json, sys
+info = json.load(sys.stdin)
+groups = [p["streams"] for p in info.get("programs", []) if p.get("streams")] or [info.get("streams", [])]
+for streams in groups:
+    v = [x["index"] for x in streams if x.get("codec_type") == "video" and x.get("width") == 1280]
+    a = [x["index"] for x in streams if x.get("codec_type") == "audio"]
+    if v and a:
+        print(v[0], a[0]); break
+') || true
+    [[ $map =~ ^[0-9]+\ [0-9]+$ ]] || die "ffprobe found no 1280x720 video with audio in $1"
+    echo "$map"
 }
 stream_kind() {  # for the report
     case $1 in
