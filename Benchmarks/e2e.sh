@@ -87,12 +87,8 @@ done
 check_common_options
 [[ -z $TIMEOUT_OVERRIDE || $TIMEOUT_OVERRIDE =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds"
 ((${#SCENARIOS[@]})) || SCENARIOS=("${ALL_SCENARIOS[@]}")
-for s in "${SCENARIOS[@]}"; do
-    [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] || die "unknown scenario '$s' (known: ${ALL_SCENARIOS[*]})"
-done
-for t in "${TOOLS[@]}"; do
-    [[ " ${ALL_TOOLS[*]} " == *" $t "* ]] || die "unknown tool '$t' (known: ${ALL_TOOLS[*]})"
-done
+check_known scenario "${ALL_SCENARIOS[*]}" "${SCENARIOS[@]}"
+check_known tool "${ALL_TOOLS[*]}" "${TOOLS[@]}"
 
 if ((QUICK)); then
     MEDIUM=$((64 * MIB)); LARGE=$((256 * MIB)); HUGE=$((1024 * MIB))
@@ -182,9 +178,7 @@ if [[ " ${SCENARIOS[*]} " == *" h2 "* ]]; then
         ((${#SCENARIOS[@]})) || die "no scenario to run"
     fi
 fi
-[[ -x /usr/bin/time ]] || die "/usr/bin/time not found (apt-get install time)"
-command -v python3 >/dev/null || die "python3 not found"
-command -v timeout >/dev/null || die "timeout (coreutils) not found"
+need_commands /usr/bin/time python3 timeout
 
 # The command line for one download.  Sets CMD (array).  With a CA file (the
 # h2 scenario's self-signed certificate) each tool gets its own option for it.
@@ -291,11 +285,10 @@ if [[ $MODE == netns ]] && command -v curl >/dev/null; then
 fi
 
 # ---------------------------------------------------------------- metadata
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/e2e-$STAMP.csv"
-MD="$RESULTS_DIR/e2e-$STAMP.md"
-EVENTS_DIR="$RESULTS_DIR/e2e-$STAMP.events"   # vfetch's --json lines (stdout), one file per run
+results_base e2e
+CSV="$BASE.csv"
+MD="$BASE.md"
+EVENTS_DIR="$BASE.events"   # vfetch's --json lines (stdout), one file per run
 RESULT_FILES=("$CSV" "$EVENTS_DIR")
 
 meta_common
@@ -304,8 +297,7 @@ for t in aria2c axel curl wget; do
 done
 [[ -n $CA_FILE ]] && meta version openssl "$(ver openssl version)"
 if [[ " ${ACTIVE_TOOLS[*]} " == *" vfetch "* ]]; then
-    vv=$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1) || vv=""
-    meta version vfetch "${vv:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
+    meta_vfetch
 fi
 meta version bash "$BASH_VERSION"
 meta link "$LINK_RATE" "$LINK_BPS" "$TBF_BURST" "$TBF_LATENCY"
@@ -385,7 +377,7 @@ done
 set_cap 0
 
 # ---------------------------------------------------------------- report
-ACCESS_COPY="$RESULTS_DIR/e2e-$STAMP.access.log"
+ACCESS_COPY="$BASE.access.log"
 save_access_log "$ACCESS_COPY"
 if [[ -d $EVENTS_DIR ]]; then
     # before the report, which links the PNGs it finds next to itself

@@ -49,6 +49,18 @@ find_nginx() {  # sets NGINX_BIN
     [[ -n $NGINX_BIN ]] || die "nginx not found (scripts/install-deps.sh bench, or apt-get install nginx)"
     [[ -f $CONF_TEMPLATE ]] || die "missing $CONF_TEMPLATE"
 }
+need_commands() {  # command...
+    local c
+    for c in "$@"; do command -v "$c" >/dev/null || die "$c not found (scripts/install-deps.sh bench)"; done
+}
+need_vfetch() {
+    [[ -x $VFETCH_BIN ]] || die "vfetch not found at ${VFETCH_BIN#"$REPO_ROOT"/} (swift build -c release --product vfetch, or set VFETCH)"
+}
+check_known() {  # what "known values" value...: dies on a value not known
+    local what=$1 known=$2 v
+    shift 2
+    for v; do [[ " $known " == *" $v "* ]] || die "unknown $what '$v' (known: $known)"; done
+}
 
 # ---------------------------------------------------------------- cleanup
 NS=""
@@ -394,6 +406,16 @@ meta_common() {  # what both reports show about the run and the machine
     meta os "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")"
     meta files_fs "$FILES_FS"
     meta version nginx "$(ver "$NGINX_BIN" -v)"
+}
+results_base() {  # name: sets STAMP and BASE, the prefix of the run's result files
+    STAMP=$(date +%Y%m%d-%H%M%S)
+    mkdir -p "$RESULTS_DIR"
+    BASE="$RESULTS_DIR/$1-$STAMP"
+}
+meta_vfetch() {  # its version and the source it was built from
+    local v
+    v=$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1) || v=""
+    meta version vfetch "${v:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
 }
 repo_state() {  # the source the vfetch binary was built from, as far as git knows
     echo "repo $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo 'without commits')$(git -C "$REPO_ROOT" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted changes')"

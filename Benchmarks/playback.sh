@@ -142,7 +142,7 @@ rate_of() { echo "${1##*-}"; }
 cap_of() { echo "${PLAY_CAP:-${RATE_CAP[$(rate_of "$1")]}}"; }
 
 find_nginx
-for c in ffmpeg ffprobe python3 curl timeout; do command -v "$c" >/dev/null || die "$c not found"; done
+need_commands ffmpeg ffprobe python3 curl timeout
 if ((WANT_MPV)) && ! command -v mpv >/dev/null; then
     die "mpv not found (scripts/install-deps.sh bench, or apt-get install mpv; --no-mpv to go without)"
 fi
@@ -399,23 +399,20 @@ frames_check() {  # label url reference: sets FRAMES to yes, NO or failed (not i
 measure_wrapper
 
 # ---------------------------------------------------------------- metadata
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/playback-$STAMP.csv"
-RUNS="$RESULTS_DIR/playback-$STAMP.runs.csv"
-TIMELINE="$RESULTS_DIR/playback-$STAMP.timeline.csv"
-SUMMARY="$RESULTS_DIR/playback-$STAMP.summary.csv"
-MD="$RESULTS_DIR/playback-$STAMP.md"
-PNG="$RESULTS_DIR/playback-$STAMP-timeline.png"
-SERVE_LOGS="$RESULTS_DIR/playback-$STAMP.serve.log"
+results_base playback
+CSV="$BASE.csv"
+RUNS="$BASE.runs.csv"
+TIMELINE="$BASE.timeline.csv"
+SUMMARY="$BASE.summary.csv"
+MD="$BASE.md"
+PNG="$BASE-timeline.png"
+SERVE_LOGS="$BASE.serve.log"
 RESULT_FILES=("$CSV" "$RUNS" "$TIMELINE" "$SERVE_LOGS")
 
 meta_common
 meta version ffmpeg "$(ver ffmpeg -version)"
 ((WANT_MPV)) && meta version mpv "$(ver mpv --version)"
-if [[ -x $VFETCH_BIN ]]; then
-    meta version vfetch "${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
-fi
+[[ -x $VFETCH_BIN ]] && meta_vfetch
 meta clip_seconds "$CLIP_SECONDS"
 meta clip_cmd "ffmpeg $(printf '%q ' "${CLIP_ARGS[@]}")moovend.mp4; ffmpeg -i moovend.mp4 ${FASTSTART_ARGS[*]} faststart.mp4"
 for name in moovend faststart; do meta clip "$name" "${CLIP_BYTES[$name]}" "${BOXES[$name]}" "${MOOV_AT[$name]}"; done
@@ -500,7 +497,7 @@ for name in moovend faststart; do
 done
 
 # ---------------------------------------------------------------- report
-save_access_log "$RESULTS_DIR/playback-$STAMP.access.log"
+save_access_log "$BASE.access.log"
 if ((WANT_MPV)); then
     if python3 "$PLOTS_PY" playback --timeline "$TIMELINE" --duration "$CLIP_SECONDS" --out "$PNG" >&2; then
         meta plot "$(basename "$PNG")"

@@ -56,8 +56,8 @@ check_common_options
 SIZE=$(((QUICK ? 256 : 1024) * MIB))
 
 find_nginx
-[[ -x $VFETCH_BIN ]] || die "vfetch not found at $VFETCH_BIN (set \$VFETCH or run 'swift build -c release')"
-command -v python3 >/dev/null || die "python3 not found"
+need_vfetch
+need_commands python3
 
 make_tmp vfresume $((2 * SIZE + 64 * MIB))
 setup_link_netns vfresume
@@ -85,10 +85,9 @@ bytes_done() {  # what the manifest says is saved (0 when there is none)
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["bytes_done"])' 2>/dev/null || echo 0
 }
 
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/resume-$STAMP.csv"
-MD="$RESULTS_DIR/resume-$STAMP.md"
+results_base resume
+CSV="$BASE.csv"
+MD="$BASE.md"
 RESULT_FILES=("$CSV")
 echo "run,killed_after_s,exit_code,received_bytes,in_flight_bytes,saved_before,saved_after,lost_bytes" >"$CSV"
 

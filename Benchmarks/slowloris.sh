@@ -38,7 +38,7 @@ while (($#)); do
 done
 check_common_options
 [[ $SOCKETS =~ ^[0-9]+$ ]] || die "--sockets must be a number"
-[[ -x $VFETCH_BIN ]] || die "no vfetch binary at $VFETCH_BIN (make build, or set VFETCH)"
+need_vfetch
 find_nginx
 
 make_tmp vfetch-slowloris $((64 << 20))
@@ -77,9 +77,8 @@ for s in silent: s.close()
 PY
 }
 
-mkdir -p "$RESULTS_DIR"
-STAMP=$(date -u +%Y%m%d-%H%M%S)
-CSV="$RESULTS_DIR/slowloris-$STAMP.csv"; MD="$RESULTS_DIR/slowloris-$STAMP.md"
+results_base slowloris
+CSV="$BASE.csv"; MD="$BASE.md"
 RESULT_FILES=("$CSV" "$MD")
 echo "run,sockets,status,ttfb_s" >"$CSV"
 for ((rep = 1; rep <= REPS; rep++)); do

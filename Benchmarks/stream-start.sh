@@ -38,7 +38,7 @@ while (($#)); do
 done
 check_common_options
 find_nginx
-[[ -x $VFETCH_BIN ]] || die "vfetch not found at $VFETCH_BIN (set \$VFETCH or run 'swift build -c release')"
+need_vfetch
 BINARIES=("$VFETCH_BIN")
 [[ -n ${VFETCH_BASE:-} ]] && { [[ -x $VFETCH_BASE ]] || die "VFETCH_BASE is not executable"; BINARIES+=("$VFETCH_BASE"); }
 NOTES=()
@@ -63,10 +63,9 @@ PORT=$(free_port 18080)
 start_nginx "$PORT"
 URL="http://127.0.0.1:$PORT/start/clip.mp4"
 
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/stream-start-$STAMP.csv"
-MD="$RESULTS_DIR/stream-start-$STAMP.md"
+results_base stream-start
+CSV="$BASE.csv"
+MD="$BASE.md"
 RESULT_FILES=("$CSV")
 echo "rep,binary,first_playable_s,playable_at_3s,total_s,sha_ok" >"$CSV"
 

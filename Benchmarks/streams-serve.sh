@@ -95,13 +95,11 @@ check_common_options
 ((QUICK)) && DIRECT_REPS=1
 [[ $DIRECT_REPS =~ ^[0-9]+$ ]] || die "--direct-reps must be a number"
 ((${#STREAMS[@]})) || STREAMS=("${ALL_STREAMS[@]}")
-for s in "${STREAMS[@]}"; do
-    [[ " ${ALL_STREAMS[*]} " == *" $s "* ]] || die "unknown stream '$s' (known: ${ALL_STREAMS[*]})"
-done
+check_known stream "${ALL_STREAMS[*]}" "${STREAMS[@]}"
 
 find_nginx
-for c in ffmpeg ffprobe python3 curl timeout; do command -v "$c" >/dev/null || die "$c not found"; done
-[[ -x $VFETCH_BIN ]] || die "vfetch not found at ${VFETCH_BIN#"$REPO_ROOT"/} (swift build -c release --product vfetch, or set VFETCH)"
+need_commands ffmpeg ffprobe python3 curl timeout
+need_vfetch
 NOTES=()
 mkdir -p "$CACHE_DIR"
 
@@ -244,16 +242,14 @@ run_serve() {  # stream rep: cold, with the seek; then offline on the same cache
 }
 
 # ---------------------------------------------------------------- metadata
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-BASE="$RESULTS_DIR/streams-serve-$STAMP"
+results_base streams-serve
 CSV="$BASE.csv" TIMELINE="$BASE.timeline.csv" SERVE_LOGS="$BASE.serve.log"
 RESULT_FILES=("$CSV" "$TIMELINE" "$SERVE_LOGS")
 : >"$SERVE_LOGS"
 
 meta_common
 meta version ffmpeg "$(ver ffmpeg -version)"
-meta version vfetch "$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1); ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
+meta_vfetch
 meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta origin "$ORIGIN_RATE" "$ORIGIN/slowstreams/"
 meta fixtures "${FIX#"$REPO_ROOT"/}" "$SECONDS_LONG" "$SEGMENT_S"

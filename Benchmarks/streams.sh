@@ -119,16 +119,11 @@ if ! [[ $RUN_TIMEOUT =~ ^[0-9]+$ ]] || ((RUN_TIMEOUT < 10)); then die "--timeout
 if ((!${#TOOLS[@]})); then
     if ((QUICK)); then TOOLS=("${QUICK_TOOLS[@]}"); else TOOLS=("${ALL_TOOLS[@]}"); fi
 fi
-for s in "${STREAMS[@]}"; do
-    [[ " ${ALL_STREAMS[*]} " == *" $s "* ]] || die "unknown stream '$s' (known: ${ALL_STREAMS[*]})"
-done
-for t in "${TOOLS[@]}"; do
-    [[ " ${ALL_TOOLS[*]} " == *" $t "* ]] || die "unknown tool '$t' (known: ${ALL_TOOLS[*]})"
-done
+check_known stream "${ALL_STREAMS[*]}" "${STREAMS[@]}"
+check_known tool "${ALL_TOOLS[*]}" "${TOOLS[@]}"
 
 find_nginx
-for c in ffmpeg ffprobe python3 curl timeout sha256sum; do command -v "$c" >/dev/null || die "$c not found"; done
-[[ -x /usr/bin/time ]] || die "/usr/bin/time not found (apt-get install time)"
+need_commands ffmpeg ffprobe python3 curl timeout sha256sum /usr/bin/time
 
 # ---------------------------------------------------------------- peers (a pinned venv)
 NOTES=()
@@ -264,21 +259,19 @@ clean_out
 [[ $REF_CHECK == ok ]] || die "the check fails on the 720p segments themselves ($CHECK): fixtures or check broken"
 
 # ---------------------------------------------------------------- metadata
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/streams-$STAMP.csv"
-RCSV="$RESULTS_DIR/streams-$STAMP.resume.csv"
-MD="$RESULTS_DIR/streams-$STAMP.md"
-LOGS="$RESULTS_DIR/streams-$STAMP.logs"
-RESULT_FILES=("$CSV" "$RCSV" "$LOGS" "$MD" "$RESULTS_DIR/streams-$STAMP.access.log" "$RESULTS_DIR/streams-$STAMP.meta.tsv" "$RESULTS_DIR/streams-$STAMP.sizes.tsv")
+results_base streams
+CSV="$BASE.csv"
+RCSV="$BASE.resume.csv"
+MD="$BASE.md"
+LOGS="$BASE.logs"
+RESULT_FILES=("$CSV" "$RCSV" "$LOGS" "$MD" "$BASE.access.log" "$BASE.meta.tsv" "$BASE.sizes.tsv")
 
 meta_common
 meta version ffmpeg "$(ver ffmpeg -version)"
 [[ -n $YTDLP ]] && meta version yt-dlp "$(ver "$YTDLP" --version) ($PEER_SOURCE)"
 [[ -n $STREAMLINK ]] && meta version streamlink "$(ver "$STREAMLINK" --version) ($PEER_SOURCE)"
 if has_tool vfetch; then
-    vv=$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1) || vv=""
-    meta version vfetch "${vv:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
+    meta_vfetch
 fi
 meta version python3 "$(ver python3 --version)"
 meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -404,12 +397,12 @@ fi
 
 # ---------------------------------------------------------------- report
 meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-save_access_log "$RESULTS_DIR/streams-$STAMP.access.log"
+save_access_log "$BASE.access.log"
 # the report's other inputs, so that it can be made again from the results alone
-cp "$META" "$RESULTS_DIR/streams-$STAMP.meta.tsv"
-cp "$TMP/sizes.tsv" "$RESULTS_DIR/streams-$STAMP.sizes.tsv"
-python3 "$REPORT_PY" --csv "$CSV" --meta "$RESULTS_DIR/streams-$STAMP.meta.tsv" --resume-csv "$RCSV" \
-    --access-log "$RESULTS_DIR/streams-$STAMP.access.log" --sizes "$RESULTS_DIR/streams-$STAMP.sizes.tsv" --md "$MD"
+cp "$META" "$BASE.meta.tsv"
+cp "$TMP/sizes.tsv" "$BASE.sizes.tsv"
+python3 "$REPORT_PY" --csv "$CSV" --meta "$BASE.meta.tsv" --resume-csv "$RCSV" \
+    --access-log "$BASE.access.log" --sizes "$BASE.sizes.tsv" --md "$MD"
 log ""
 log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: streams-$STAMP.access.log$([[ -d $LOGS ]] && echo ", failed runs' output: ${LOGS#"$REPO_ROOT"/}/"))"
 ((FAILED == 0)) || log "NOTE: $FAILED run(s) did not finish OK or failed the check (see the status column)"
