@@ -19,8 +19,8 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from report_common import (  # noqa: E402
-    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_rows, report_head, runs_ok_cell,
-    write_report)
+    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_access_log, read_rows, report_head,
+    runs_ok_cell, write_report)
 
 SLOW_RATE = 512 * 1024  # bytes/s, the slow rate of /uneven/ in nginx.conf.in
 SLOW_EVERY = 5          # /uneven/: serial numbers divisible by 5 (ending in 0 or 5) are slow
@@ -33,28 +33,6 @@ CPU_RATIO = {"h2", "unthrottled"}
 LINK_RATIO = {"cdn"}
 
 HARNESS_UA = "e2e-harness"  # user agent of e2e.sh's own probe/warm-up downloads
-# the "bench" log format; the protocol at the end is missing in older logs
-LOG_RE = re.compile(r'^(\S+) (\d+) \d+ (\d+) \d+ \S+ (\d*) (\S+) "[^"]*" "(.*)"(?: (\S+))?$')
-
-
-def parse_access_log(path):
-    """Returns (msec, connection, status, limit_rate, uri, protocol) per logged client request."""
-    out = []
-    try:
-        f = open(path, encoding="utf-8", errors="replace")
-    except OSError:
-        return out
-    with f:
-        for line in f:
-            m = LOG_RE.match(line.rstrip("\n"))
-            if not m or m.group(6) == HARNESS_UA:
-                continue
-            try:
-                out.append((float(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4) or 0), m.group(5),
-                            m.group(7) or ""))
-            except ValueError:
-                continue
-    return out
 
 
 class RunLog:
@@ -68,25 +46,25 @@ class RunLog:
 
 
 def assign_requests(runs, requests, slack=2.0):
-    """Maps each logged request to the run during which it ended: {run index: RunLog}."""
+    """Maps each logged request (Request) to the run during which it ended: {run index: RunLog}."""
     order = sorted(range(len(runs)), key=lambda i: runs[i]["t0"])
     starts = [runs[i]["t0"] for i in order]
     res = defaultdict(RunLog)
-    for msec, conn, status, rate, uri, proto in requests:
-        j = bisect.bisect_right(starts, msec) - 1
+    for r in requests:
+        j = bisect.bisect_right(starts, r.end) - 1
         if j < 0:
             continue  # probes before the first run
         i = order[j]
-        if msec > runs[i]["t1"] + slack:
+        if r.end > runs[i]["t1"] + slack:
             continue
         rl = res[i]
-        rl.conns.add(conn)
-        if status == 503:
+        rl.conns.add(r.conn)
+        if r.status == 503:
             rl.n503 += 1
-        if proto:
-            rl.protos.add(proto)
-        if uri.startswith("/uneven/") and 0 < rate <= SLOW_RATE:
-            rl.slow.add(conn)
+        if r.proto:
+            rl.protos.add(r.proto)
+        if r.uri.startswith("/uneven/") and 0 < r.rate <= SLOW_RATE:
+            rl.slow.add(r.conn)
     return res
 
 
@@ -129,7 +107,7 @@ def main():
                 "sha_ok": r["sha_ok"] == "1",
             }
         )
-    reqs = parse_access_log(a.access_log) if a.access_log else []
+    reqs = [r for r in read_access_log(a.access_log) if r and r.agent != HARNESS_UA] if a.access_log else []
     per_run = assign_requests(runs, reqs)
 
     link = metas.get("link", [[]])[0]
