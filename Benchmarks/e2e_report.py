@@ -290,9 +290,9 @@ def main():
 
     # the /uneven/ selection, as nginx actually applied it
     un = {}
-    for msec, conn, status, rate, uri, proto in reqs:
-        if uri.startswith("/uneven/") and rate > 0:
-            un[conn] = rate
+    for r in reqs:
+        if r.uri.startswith("/uneven/") and r.rate > 0:
+            un[r.conn] = r.rate
     if un:
         slow = sorted(c for c, r in un.items() if r <= SLOW_RATE)
         consistent = all((c % SLOW_EVERY == 0) == (r <= SLOW_RATE) for c, r in un.items())
