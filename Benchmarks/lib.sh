@@ -8,6 +8,7 @@
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(git -C "$SCRIPT_DIR" rev-parse --show-toplevel 2>/dev/null || (cd "$SCRIPT_DIR/.." && pwd))
 RESULTS_DIR="$SCRIPT_DIR/results"
+CACHE_DIR="$RESULTS_DIR/.cache"   # what is made once and kept between runs (clips, streams, venvs)
 CONF_TEMPLATE="$SCRIPT_DIR/nginx.conf.in"
 PLOTS_PY="$SCRIPT_DIR/plots.py"
 VFETCH_BIN=${VFETCH:-$REPO_ROOT/.build/release/vfetch}

@@ -78,7 +78,6 @@ export LC_ALL=C
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-CACHE_DIR="$RESULTS_DIR/.cache"
 REPORT_PY="$SCRIPT_DIR/playback_report.py"
 MPV_PY="$SCRIPT_DIR/playback_mpv.py"
 MPV_LUA="$SCRIPT_DIR/playback_mpv.lua"

@@ -56,9 +56,7 @@ export LC_ALL=C
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-CACHE_DIR="$RESULTS_DIR/.cache"
 REPORT_PY="$SCRIPT_DIR/streams_serve_report.py"
-CHECK_PY="$SCRIPT_DIR/streams_check.py"
 
 # ---------------------------------------------------------------- constants
 readonly ORIGIN_RATE="128 KiB/s"     # limit_rate 128k in /slowstreams/ (nginx.conf.in)
@@ -101,7 +99,6 @@ find_nginx
 need_commands ffmpeg ffprobe python3 curl timeout
 need_vfetch
 NOTES=()
-mkdir -p "$CACHE_DIR"
 
 # ---------------------------------------------------------------- the streams (cached)
 # shellcheck source-path=SCRIPTDIR source=streams_fixtures.sh
@@ -109,7 +106,6 @@ mkdir -p "$CACHE_DIR"
 
 # ---------------------------------------------------------------- temp space, namespace, nginx
 make_tmp vfstrserve $((800 * 1048576))   # the two streams (~100 MB), caches and outputs
-mkdir -p "$TMP/checked"
 for s in "${STREAMS[@]}"; do cp -r -- "$FIX/$s" "$WWW/$s"; done
 chmod -R a+rX "$WWW"
 (cd "$WWW" && find . -type f -printf '/slowstreams/%P\t%s\n') | sort >"$TMP/sizes.tsv"
@@ -173,10 +169,8 @@ play_wait() {  # stream mode rep log_from: waits for the player, checks its copy
     status=$(status_of "$rc")
     sleep "$LOG_SETTLE_S"
     if [[ $status == ok ]]; then
-        run_timed python3 "$CHECK_PY" check "$OUT/out.mp4" --ref "$FIX/ref" --cache "$TMP/checked" --seconds "$SECONDS_LONG" \
-            >"$TMP/check.out" 2>"$TMP/check.err" </dev/null
-        check=$(tail -n 1 "$TMP/check.out")
-        [[ -n $check ]] || check="check_failed"
+        check_output "$OUT/out.mp4"
+        check=$CHECK
         [[ ${check%%,*} == ok ]] || status=${check%%,*}
     fi
     awk -F, -v t0="$PLAY_T0" -v s="$1" -v m="$2" -v r="$3" \

@@ -71,9 +71,7 @@ export LC_ALL=C
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-CACHE_DIR="$RESULTS_DIR/.cache"
 REPORT_PY="$SCRIPT_DIR/streams_report.py"
-CHECK_PY="$SCRIPT_DIR/streams_check.py"
 
 # ---------------------------------------------------------------- constants
 readonly ORIGIN_RATE="1 MiB/s"       # limit_rate 1m in /streams/ (nginx.conf.in)
@@ -189,7 +187,6 @@ has_tool vfetch || KILLS=0
 
 # ---------------------------------------------------------------- temp space, namespace, nginx
 make_tmp vfstreams $((600 * 1048576))   # the streams (~230 MB) + outputs
-mkdir -p "$TMP/checked"
 for s in "${ALL_STREAMS[@]}"; do cp -r -- "$FIX/$s" "$WWW/$s"; done
 chmod -R a+rX "$WWW"
 # every file nginx serves and its size, for the report (full responses, duplicates)
@@ -240,13 +237,6 @@ tool_cmd_display() {  # tool stream: the same with placeholders, for the report
 log_window() {  # from to
     awk -v a="$1" -v b="$2" 'NR > a && NR <= b && $8 ~ /^\/streams\// {n++; s += $5; c[$2] = 1}
         END {printf "%d %d %d\n", n, s, length(c)}' "$ACCESS"
-}
-# Checks a tool's output (streams_check.py, killable).  Sets CHECK (its CSV fragment).
-check_output() {  # file
-    run_timed python3 "$CHECK_PY" check "$1" --ref "$FIX/ref" --cache "$TMP/checked" --seconds "$SECONDS_LONG" \
-        >"$TMP/check.out" 2>"$TMP/check.err" </dev/null
-    CHECK=$(tail -n 1 "$TMP/check.out")
-    if ((R_RC != 0)) || [[ -z $CHECK ]]; then CHECK="check_failed,,,,,,,,"; fi
 }
 
 measure_wrapper

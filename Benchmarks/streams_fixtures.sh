@@ -3,9 +3,9 @@
 # ffmpeg and cached under Benchmarks/results/.cache/ (keyed by a hash of the
 # commands): a 60 s source in three variants, each cut into 4 s segments as
 # hls, fmp4, byterange, aes and dash (streams.sh's header says what each is),
-# and the 720p variant's reference for streams_check.py.  Sourced after lib.sh
-# with CACHE_DIR and CHECK_PY set; sets FIX, the fixtures' directory, and
-# defines stream_path, stream_kind and ffmap_of (the 720p variant's -map).
+# and the 720p variant's reference for streams_check.py.  Sourced after lib.sh;
+# sets FIX, the fixtures' directory, and defines stream_path, stream_kind,
+# ffmap_of (the 720p variant's -map) and check_output.
 # shellcheck disable=SC2034  # the constants are for the scripts that source it
 
 readonly SECONDS_LONG=60             # the streams' length
@@ -40,6 +40,17 @@ readonly DASH_ARGS=(-i v720.mp4 -i v480.mp4 -i v360.mp4 -map 0:v -map 1:v -map 2
     -init_seg_name 'init-$RepresentationID$.m4s' -media_seg_name 'seg-$RepresentationID$-$Number%05d$.m4s'
     dash/manifest.mpd)
 
+
+CHECK_PY="$SCRIPT_DIR/streams_check.py"
+# Checks a tool's output against the 720p variant (streams_check.py, killable):
+# the frames, the span, the audio.  Sets CHECK, its CSV fragment (9 fields).
+check_output() {  # file
+    mkdir -p "$TMP/checked"
+    run_timed python3 "$CHECK_PY" check "$1" --ref "$FIX/ref" --cache "$TMP/checked" --seconds "$SECONDS_LONG" \
+        >"$TMP/check.out" 2>"$TMP/check.err" </dev/null
+    CHECK=$(tail -n 1 "$TMP/check.out")
+    if ((R_RC != 0)) || [[ -z $CHECK ]]; then CHECK="check_failed,,,,,,,,"; fi
+}
 
 # (FIXTURE_VERSION: raise it when the layout or streams_check.py's reference files change)
 readonly FIXTURE_VERSION=1
