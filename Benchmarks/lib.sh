@@ -26,7 +26,7 @@ QUICK=0
 REPS=""
 DEFAULT_REPS=3      # without --reps or --quick; a script may set its own before check_common_options
 USE_NETNS=1
-# The options both scripts take.  Looks at "$@" and sets NARGS to how many
+# The options every script takes.  Looks at "$@" and sets NARGS to how many
 # arguments it used: 0 when "$1" is not one of them.
 common_option() {
     NARGS=1
@@ -394,7 +394,7 @@ serve_url() {  # origin URL: the player's URL for it through the running server
 
 # ---------------------------------------------------------------- metadata
 ver() { "$@" 2>&1 | head -n 1 || true; }
-meta_common() {  # what both reports show about the run and the machine
+meta_common() {  # what every report shows about the run and the machine
     meta date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     meta mode "$MODE"
     meta quick "$QUICK"
