@@ -56,10 +56,6 @@ REPORT_PY="$SCRIPT_DIR/e2e_report.py"
 
 # ---------------------------------------------------------------- constants
 readonly MIB=1048576
-readonly LINK_RATE=800mbit          # tc tbf rate
-readonly LINK_BPS=800000000         # the same in bit/s (tc: 1mbit = 10^6 bit)
-readonly TBF_BURST=256kb            # bucket size (tc: 1kb = 1024 bytes)
-readonly TBF_LATENCY=100ms          # max queueing delay; sets the queue limit
 readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/, /uneven/, /limited/ and /h2/
 readonly ALL_SCENARIOS=(cdn uneven limited h2 unthrottled small huge)
 readonly ALL_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget vfetch-nocp)
@@ -91,12 +87,8 @@ done
 check_common_options
 [[ -z $TIMEOUT_OVERRIDE || $TIMEOUT_OVERRIDE =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds"
 ((${#SCENARIOS[@]})) || SCENARIOS=("${ALL_SCENARIOS[@]}")
-for s in "${SCENARIOS[@]}"; do
-    [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] || die "unknown scenario '$s' (known: ${ALL_SCENARIOS[*]})"
-done
-for t in "${TOOLS[@]}"; do
-    [[ " ${ALL_TOOLS[*]} " == *" $t "* ]] || die "unknown tool '$t' (known: ${ALL_TOOLS[*]})"
-done
+check_known scenario "${ALL_SCENARIOS[*]}" "${SCENARIOS[@]}"
+check_known tool "${ALL_TOOLS[*]}" "${TOOLS[@]}"
 
 if ((QUICK)); then
     MEDIUM=$((64 * MIB)); LARGE=$((256 * MIB)); HUGE=$((1024 * MIB))
@@ -186,9 +178,7 @@ if [[ " ${SCENARIOS[*]} " == *" h2 "* ]]; then
         ((${#SCENARIOS[@]})) || die "no scenario to run"
     fi
 fi
-[[ -x /usr/bin/time ]] || die "/usr/bin/time not found (apt-get install time)"
-command -v python3 >/dev/null || die "python3 not found"
-command -v timeout >/dev/null || die "timeout (coreutils) not found"
+need_commands /usr/bin/time python3 timeout
 
 # The command line for one download.  Sets CMD (array).  With a CA file (the
 # h2 scenario's self-signed certificate) each tool gets its own option for it.
@@ -236,25 +226,9 @@ for sz in "${!NEED_SIZES[@]}"; do NEED_BYTES=$((NEED_BYTES + sz)); ((sz > LARGES
 NEED_BYTES=$((NEED_BYTES + 2 * LARGEST + 64 * MIB))
 
 make_tmp vfbench "$NEED_BYTES"
-OUT="$TMP/out"   # the downloads
-mkdir -p "$OUT"
 
 # ---------------------------------------------------------------- network namespace
-tbf_works() {  # the link cap can be set and removed in the new namespace
-    ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY \
-        && ip netns exec "$NS" tc qdisc del dev lo root
-}
-setup_netns vfbench "ip tc" tbf_works
-note_loopback "no link cap"
-
-set_cap() {  # 1 = 800 Mbit/s tbf on the namespace's lo, 0 = none
-    [[ $MODE == netns ]] || return 0
-    inns tc qdisc del dev lo root 2>/dev/null || true
-    if [[ $1 == 1 ]]; then
-        inns tc qdisc add dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
-    fi
-}
-tc_stats() { if [[ $MODE == netns ]]; then inns tc -s qdisc show dev lo | tr -s ' \n' ' '; fi; }
+setup_link_netns vfbench
 
 PORT=$(free_port 18080)
 BASE_URL="http://127.0.0.1:$PORT"
@@ -274,7 +248,7 @@ CA_FILE=""   # set by start_nginx's certificate when there is an h2 scenario
 
 # ---------------------------------------------------------------- files
 declare -A FILE_OF=() SHA_OF=()
-log "generating test files in a $(df -P "$TMP" | awk 'NR==2 {print $1}') temp dir ..."
+log "generating test files in a temp dir on $FILES_FS ..."
 for sz in $(printf '%s\n' "${!NEED_SIZES[@]}" | sort -n); do
     f="f-$sz.bin"
     head -c "$sz" /dev/urandom >"$WWW/$f"
@@ -289,22 +263,8 @@ start_nginx "$PORT" "$TLS_PORT"
 [[ -n $TLS_PORT ]] && CA_FILE="$RUN/tls/cert.pem"
 
 # ---------------------------------------------------------------- measurement
-TIME_FMT='%e %U %S %M'
-# Runs "$@" in the namespace under /usr/bin/time and timeout.  Sets R_RC,
-# R_WALL (from EPOCHREALTIME, us resolution), R_T0, R_T1, R_TIME ("%e %U %S %M").
-measure() {  # timeout_s logfile cmd...
-    local tmo=$1 logf=$2; shift 2
-    local tf="$TMP/time.out"
-    rm -f "$tf"
-    run_timed "${INNS[@]}" /usr/bin/time -f "$TIME_FMT" -o "$tf" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
-    # time prints "Command exited with non-zero status N" first on failure
-    R_TIME=$(tail -n 1 "$tf" 2>/dev/null || true)
-    [[ $R_TIME =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || R_TIME="nan nan nan nan"
-}
-clean_out() { find "$OUT" -mindepth 1 -delete; }
-
 # wrapper overhead (ip netns exec + time + timeout starting /bin/true)
-measure_wrapper measure 5 /dev/null
+measure_wrapper
 
 # link probe: one unthrottled curl through /fast/ with and without the cap
 if [[ $MODE == netns ]] && command -v curl >/dev/null; then
@@ -325,11 +285,10 @@ if [[ $MODE == netns ]] && command -v curl >/dev/null; then
 fi
 
 # ---------------------------------------------------------------- metadata
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/e2e-$STAMP.csv"
-MD="$RESULTS_DIR/e2e-$STAMP.md"
-EVENTS_DIR="$RESULTS_DIR/e2e-$STAMP.events"   # vfetch's --json lines (stdout), one file per run
+results_base e2e
+CSV="$BASE.csv"
+MD="$BASE.md"
+EVENTS_DIR="$BASE.events"   # vfetch's --json lines (stdout), one file per run
 RESULT_FILES=("$CSV" "$EVENTS_DIR")
 
 meta_common
@@ -338,8 +297,7 @@ for t in aria2c axel curl wget; do
 done
 [[ -n $CA_FILE ]] && meta version openssl "$(ver openssl version)"
 if [[ " ${ACTIVE_TOOLS[*]} " == *" vfetch "* ]]; then
-    vv=$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1) || vv=""
-    meta version vfetch "${vv:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
+    meta_vfetch
 fi
 meta version bash "$BASH_VERSION"
 meta link "$LINK_RATE" "$LINK_BPS" "$TBF_BURST" "$TBF_LATENCY"
@@ -353,7 +311,7 @@ if [[ -n $CA_FILE ]]; then
         [[ " ${ACTIVE_TOOLS[*]} " == *" $t "* ]] && meta command_h2 "$t" "$(tool_cmd_display "$t" CERT)"
     done
 fi
-meta_wrapper "/usr/bin/time -f '$TIME_FMT' -o T "
+meta_wrapper
 meta events "$(basename "$EVENTS_DIR")"
 for n in "${NOTES[@]}"; do meta note "$n"; done
 
@@ -373,7 +331,7 @@ for sc in "${SCENARIOS[@]}"; do
     set_cap "$capped"
     meta scenario "$sc" "$size" "/$loc/" "$capped" "$tmo"
     # untimed warm-up: one unthrottled download of the same file into the same
-    # tmpfs, so that the first timed run does not pay for cold memory alone
+    # directory, so that the first timed run does not pay for cold memory alone
     if command -v curl >/dev/null; then
         measure 120 "$TMP/warmup.log" curl -s -A e2e-harness -o "$OUT/dl.bin" "$BASE_URL/fast/$file" || true
         clean_out
@@ -419,14 +377,14 @@ done
 set_cap 0
 
 # ---------------------------------------------------------------- report
-ACCESS="$RESULTS_DIR/e2e-$STAMP.access.log"
-cp "$RUN/access.log" "$ACCESS" 2>/dev/null || : >"$ACCESS"
+ACCESS_COPY="$BASE.access.log"
+save_access_log "$ACCESS_COPY"
 if [[ -d $EVENTS_DIR ]]; then
     # before the report, which links the PNGs it finds next to itself
     python3 "$PLOTS_PY" e2e --csv "$CSV" --events-dir "$EVENTS_DIR" --out-prefix "${MD%.md}" >&2 \
         || log "NOTE: no throughput plots (plots.py failed or matplotlib is missing: scripts/install-deps.sh bench)"
 fi
-python3 "$REPORT_PY" --csv "$CSV" --meta "$META" --access-log "$ACCESS" --md "$MD"
+python3 "$REPORT_PY" --csv "$CSV" --meta "$META" --access-log "$ACCESS_COPY" --md "$MD"
 log ""
-log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: ${ACCESS#"$REPO_ROOT"/}$([[ -d $EVENTS_DIR ]] && echo ", vfetch events: ${EVENTS_DIR#"$REPO_ROOT"/}/"))"
+log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: ${ACCESS_COPY#"$REPO_ROOT"/}$([[ -d $EVENTS_DIR ]] && echo ", vfetch events: ${EVENTS_DIR#"$REPO_ROOT"/}/"))"
 ((FAILED == 0)) || log "NOTE: $FAILED run(s) did not finish OK (see the status column)"

@@ -19,8 +19,8 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from report_common import (  # noqa: E402
-    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_rows, report_head, runs_ok_cell,
-    write_report)
+    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_access_log, read_rows, report_head,
+    runs_ok_cell, write_report)
 
 SLOW_RATE = 512 * 1024  # bytes/s, the slow rate of /uneven/ in nginx.conf.in
 SLOW_EVERY = 5          # /uneven/: serial numbers divisible by 5 (ending in 0 or 5) are slow
@@ -33,28 +33,6 @@ CPU_RATIO = {"h2", "unthrottled"}
 LINK_RATIO = {"cdn"}
 
 HARNESS_UA = "e2e-harness"  # user agent of e2e.sh's own probe/warm-up downloads
-# the "bench" log format; the protocol at the end is missing in older logs
-LOG_RE = re.compile(r'^(\S+) (\d+) \d+ (\d+) \d+ \S+ (\d*) (\S+) "[^"]*" "(.*)"(?: (\S+))?$')
-
-
-def parse_access_log(path):
-    """Returns (msec, connection, status, limit_rate, uri, protocol) per logged client request."""
-    out = []
-    try:
-        f = open(path, encoding="utf-8", errors="replace")
-    except OSError:
-        return out
-    with f:
-        for line in f:
-            m = LOG_RE.match(line.rstrip("\n"))
-            if not m or m.group(6) == HARNESS_UA:
-                continue
-            try:
-                out.append((float(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4) or 0), m.group(5),
-                            m.group(7) or ""))
-            except ValueError:
-                continue
-    return out
 
 
 class RunLog:
@@ -68,25 +46,25 @@ class RunLog:
 
 
 def assign_requests(runs, requests, slack=2.0):
-    """Maps each logged request to the run during which it ended: {run index: RunLog}."""
+    """Maps each logged request (Request) to the run during which it ended: {run index: RunLog}."""
     order = sorted(range(len(runs)), key=lambda i: runs[i]["t0"])
     starts = [runs[i]["t0"] for i in order]
     res = defaultdict(RunLog)
-    for msec, conn, status, rate, uri, proto in requests:
-        j = bisect.bisect_right(starts, msec) - 1
+    for r in requests:
+        j = bisect.bisect_right(starts, r.end) - 1
         if j < 0:
             continue  # probes before the first run
         i = order[j]
-        if msec > runs[i]["t1"] + slack:
+        if r.end > runs[i]["t1"] + slack:
             continue
         rl = res[i]
-        rl.conns.add(conn)
-        if status == 503:
+        rl.conns.add(r.conn)
+        if r.status == 503:
             rl.n503 += 1
-        if proto:
-            rl.protos.add(proto)
-        if uri.startswith("/uneven/") and 0 < rate <= SLOW_RATE:
-            rl.slow.add(conn)
+        if r.proto:
+            rl.protos.add(r.proto)
+        if r.uri.startswith("/uneven/") and 0 < r.rate <= SLOW_RATE:
+            rl.slow.add(r.conn)
     return res
 
 
@@ -129,7 +107,7 @@ def main():
                 "sha_ok": r["sha_ok"] == "1",
             }
         )
-    reqs = parse_access_log(a.access_log) if a.access_log else []
+    reqs = [r for r in read_access_log(a.access_log) if r and r.agent != HARNESS_UA] if a.access_log else []
     per_run = assign_requests(runs, reqs)
 
     link = metas.get("link", [[]])[0]
@@ -148,8 +126,8 @@ def main():
           "the link-limit ratio is not shown")
     w("- Server: nginx in Debian's default configuration (`worker_processes auto`, `worker_connections 768`, "
       "`sendfile on`, `tcp_nopush on`, mime.types, gzip on; keep-alive, `tcp_nodelay` and `sendfile_max_chunk` "
-      "at nginx's defaults: 75 s, 1000 requests, on, 2 MiB) plus only the throttling each scenario names; "
-      f"files on {meta.get('tmpfs', 'tmpfs')} (outputs too). With `limit_rate`, the first write of each "
+      "at nginx's defaults: 75 s, 1000 requests, on, 2 MiB) plus only the throttling each scenario names. "
+      "With `limit_rate`, the first write of each "
       "response (up to 2 MiB) is not delayed, as real origins burst before their cap")
     w("- Throttling (nginx `limit_rate`, per request: per connection over HTTP/1.1, per stream over HTTP/2): "
       "`/cdn/` 4 MiB/s; `/uneven/` 512 KiB/s for every connection whose serial number `$connection` "
@@ -171,10 +149,10 @@ def main():
     w(f"- URL: `{meta.get('base_url', '')}/<location>/f-<size>.bin`"
       + (f" (h2: `{meta.get('tls_url')}/h2/f-<size>.bin`)" if meta.get("tls_url") else "")
       + "; every download is checked against the SHA-256 of the generated random file, then deleted; "
-      "before each scenario one untimed `curl` download of its file via `/fast/` warms the tmpfs")
+      "before each scenario one untimed `curl` download of its file via `/fast/` warms the page cache")
     if meta.get("events"):
-        w(f"- vfetch runs with `--json`: one progress line per 100 ms on stdout, into a file on "
-          f"{meta.get('tmpfs', 'tmpfs')} with the rest of its output; afterwards copied to "
+        w(f"- vfetch runs with `--json`: one progress line per 100 ms on stdout, into a file "
+          "beside its download with the rest of its output; afterwards copied to "
           f"`{meta.get('events')}/<scenario>-<tool>-rep<N>.jsonl` for the throughput plots")
     if meta.get("quick") == "1":
         w("- **--quick** (smaller files, 1 rep by default): indicative only")
@@ -312,9 +290,9 @@ def main():
 
     # the /uneven/ selection, as nginx actually applied it
     un = {}
-    for msec, conn, status, rate, uri, proto in reqs:
-        if uri.startswith("/uneven/") and rate > 0:
-            un[conn] = rate
+    for r in reqs:
+        if r.uri.startswith("/uneven/") and r.rate > 0:
+            un[r.conn] = r.rate
     if un:
         slow = sorted(c for c, r in un.items() if r <= SLOW_RATE)
         consistent = all((c % SLOW_EVERY == 0) == (r <= SLOW_RATE) for c, r in un.items())

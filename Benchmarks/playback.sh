@@ -12,7 +12,7 @@
 # nginx, the servers and the players run in a throw-away network namespace
 # (no link cap); otherwise on the host loopback.
 #
-# Modes:  local   the player reads the clip from local disk (tmpfs): what no
+# Modes:  local   the player reads the clip from local disk: what no
 #                 server can beat, the player's own time
 #         direct  the player reads the origin
 #         serve   the player reads a fresh `vfetch serve` (empty cache dir)
@@ -78,7 +78,6 @@ export LC_ALL=C
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-CACHE_DIR="$RESULTS_DIR/.cache"
 REPORT_PY="$SCRIPT_DIR/playback_report.py"
 MPV_PY="$SCRIPT_DIR/playback_mpv.py"
 MPV_LUA="$SCRIPT_DIR/playback_mpv.lua"
@@ -104,7 +103,6 @@ readonly SEEK_SEED=17 SEEK_COUNT=5
 readonly T_SHORT=60                 # limit for an ffmpeg TTFF, seek or ffprobe run (s)
 readonly T_SEEKS=$((20 + (SEEK_COUNT + 1) * SEEK_CAP))   # limit for an mpv seek run (s)
 readonly T_DECODE=$((CLIP_SECONDS * 5))   # limit for a framemd5 pass (s)
-readonly SERVE_READY_S=10           # wait for /status at most this long
 
 # ---------------------------------------------------------------- options
 WANT_SERVE=1
@@ -143,7 +141,7 @@ rate_of() { echo "${1##*-}"; }
 cap_of() { echo "${PLAY_CAP:-${RATE_CAP[$(rate_of "$1")]}}"; }
 
 find_nginx
-for c in ffmpeg ffprobe python3 curl timeout; do command -v "$c" >/dev/null || die "$c not found"; done
+need_commands ffmpeg ffprobe python3 curl timeout
 if ((WANT_MPV)) && ! command -v mpv >/dev/null; then
     die "mpv not found (scripts/install-deps.sh bench, or apt-get install mpv; --no-mpv to go without)"
 fi
@@ -264,56 +262,11 @@ for cell in "${CELL_LIST[@]}"; do
 done
 
 # ---------------------------------------------------------------- measurement
-measure() {  # timeout_s logfile cmd...: run_timed in the namespace; stdout and stderr to logfile
-    local tmo=$1 logf=$2; shift 2
-    run_timed "${INNS[@]}" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
-}
-load1() { cut -d' ' -f1 /proc/loadavg; }
+MEASURE_CPU=0   # (lib.sh's measure) the players' times are wall times
 
-# `vfetch serve` with a fresh, empty cache dir.  Sets SERVER_PID, SERVER_PORT,
-# SERVER_LOG; returns 1 when it does not answer /status within SERVE_READY_S.
-SERVER_N=0
-start_server() {  # life_s label extra-serve-args...
-    local life=$1 label=$2; shift 2
-    SERVER_N=$((SERVER_N + 1))
-    local cache="$TMP/cache-$SERVER_N" i extra=()
-    [[ -n $SERVE_ARGS ]] && read -r -a extra <<<"$SERVE_ARGS"
-    rm -rf -- "$cache"; mkdir -p "$cache"
-    SERVER_PORT=$(free_port $((18090 + SERVER_N % 1000)))  # a new port each time: no TIME_WAIT clash
-    SERVER_LOG="$TMP/serve-$SERVER_N.log"
-    # timeout (which forwards SIGINT to vfetch) also gives vfetch a default
-    # SIGINT disposition, which a background job of a script does not have
-    echo "==> vfetch serve #$SERVER_N ($label, from $EPOCHREALTIME): --port $SERVER_PORT --cache-dir EMPTY_DIR $* ${extra[*]}" >"$SERVER_LOG"
-    "${INNS[@]}" timeout -k 5 "$life" "$VFETCH_BIN" serve --port "$SERVER_PORT" --cache-dir "$cache" \
-        "$@" "${extra[@]}" >>"$SERVER_LOG" 2>&1 </dev/null &
-    SERVER_PID=$!
-    for ((i = 0; i < SERVE_READY_S * 10; i++)); do
-        if inns curl -sf -m 1 -o /dev/null "http://127.0.0.1:$SERVER_PORT/status"; then return 0; fi
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    log "   vfetch serve did not answer http://127.0.0.1:$SERVER_PORT/status within ${SERVE_READY_S} s:"
-    sed -n '2,6s/^/      | /p' "$SERVER_LOG" >&2
-    stop_server
-    return 1
-}
-stop_server() {  # SIGINT, up to 5 s, then SIGKILL; removes its cache dir
-    local i
-    [[ -n $SERVER_PID ]] || return 0
-    kill -INT "$SERVER_PID" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-        log "   vfetch serve ignored SIGINT for 5 s; killing it"
-        kill_tree "$SERVER_PID"
-    fi
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-    rm -rf -- "$TMP/cache-$SERVER_N"
-    cat -- "$SERVER_LOG" >>"$SERVE_LOGS" 2>/dev/null || true   # every server's output, for the record
-}
-stream_url() {  # origin URL -> the player URL through the running server
-    printf 'http://127.0.0.1:%s/stream?url=%s' "$SERVER_PORT" \
-        "$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")"
+start_server() {  # life_s label [serve args...]: lib.sh's serve_start on a fresh, empty cache dir
+    rm -rf -- "$TMP/cache"
+    serve_start "$1" "$TMP/cache" "${@:2}"
 }
 
 # One process's record in .runs.csv, and a row per measurement in .csv:
@@ -358,11 +311,11 @@ ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
         ffmpeg_run "$cell" local "$rep" ttff "" "$url"
     elif [[ $mode == serve ]]; then
         start_server "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff; return; }
-        ffmpeg_run "$cell" serve "$rep" ttff "" "$(stream_url "$url")"
-        stop_server
+        ffmpeg_run "$cell" serve "$rep" ttff "" "$(serve_url "$url")"
+        serve_stop
         start_server $((T_SHORT * 3)) "$cell ffmpeg seek rep $rep" "${PREFETCH_NONE[@]}" \
             || { server_failed "$cell" ffmpeg "$rep" seek; return; }
-        url=$(stream_url "$url")
+        url=$(serve_url "$url")
         # untimed: head and moov into the cache
         next_log
         measure "$T_SHORT" "$LAST_LOG" ffprobe -v error -show_entries format=duration -of csv=p=0 "$url"
@@ -372,7 +325,7 @@ ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
         ffmpeg_run "$cell" direct "$rep" ttff "" "$url"
     fi
     for p in "${SEEK_POINTS[@]}"; do ffmpeg_run "$cell" "$mode" "$rep" seek "$p" "$url"; done
-    stop_server
+    serve_stop
     show_since "$mark"
 }
 
@@ -393,7 +346,7 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
     fi
     case $mode in
         serve) start_server $((tmo + 10)) "$cell mpv $what rep $rep" || { server_failed "$cell" mpv "$rep" "$what"; return; }
-               url=$(stream_url "$url") ;;
+               url=$(serve_url "$url") ;;
         cache) cache=yes ;;
     esac
     next_log
@@ -401,7 +354,7 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
     measure "$tmo" "$LAST_LOG" "${MPV[@]}" --cache="$cache" --log-file="$mlog" --script="$MPV_LUA" \
         --script-opts="$opts" "$url"
     run_record "$cell" "$mode" mpv "$rep" "$what"
-    stop_server
+    serve_stop
     python3 "$MPV_PY" "$mlog" --what "$what" --row "$cell,$mode,mpv,$rep" --load1 "$LOAD1" --seek-cap "$SEEK_CAP" \
         --timeline "$TIMELINE" >>"$CSV"
     ((R_RC == 0)) || { FAILED=$((FAILED + 1)); show_failure; }
@@ -442,26 +395,23 @@ frames_check() {  # label url reference: sets FRAMES to yes, NO or failed (not i
 }
 
 # wrapper overhead (ip netns exec + timeout starting /bin/true)
-measure_wrapper measure 5 /dev/null
+measure_wrapper
 
 # ---------------------------------------------------------------- metadata
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/playback-$STAMP.csv"
-RUNS="$RESULTS_DIR/playback-$STAMP.runs.csv"
-TIMELINE="$RESULTS_DIR/playback-$STAMP.timeline.csv"
-SUMMARY="$RESULTS_DIR/playback-$STAMP.summary.csv"
-MD="$RESULTS_DIR/playback-$STAMP.md"
-PNG="$RESULTS_DIR/playback-$STAMP-timeline.png"
-SERVE_LOGS="$RESULTS_DIR/playback-$STAMP.serve.log"
+results_base playback
+CSV="$BASE.csv"
+RUNS="$BASE.runs.csv"
+TIMELINE="$BASE.timeline.csv"
+SUMMARY="$BASE.summary.csv"
+MD="$BASE.md"
+PNG="$BASE-timeline.png"
+SERVE_LOGS="$BASE.serve.log"
 RESULT_FILES=("$CSV" "$RUNS" "$TIMELINE" "$SERVE_LOGS")
 
 meta_common
 meta version ffmpeg "$(ver ffmpeg -version)"
 ((WANT_MPV)) && meta version mpv "$(ver mpv --version)"
-if [[ -x $VFETCH_BIN ]]; then
-    meta version vfetch "${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
-fi
+[[ -x $VFETCH_BIN ]] && meta_vfetch
 meta clip_seconds "$CLIP_SECONDS"
 meta clip_cmd "ffmpeg $(printf '%q ' "${CLIP_ARGS[@]}")moovend.mp4; ffmpeg -i moovend.mp4 ${FASTSTART_ARGS[*]} faststart.mp4"
 for name in moovend faststart; do meta clip "$name" "${CLIP_BYTES[$name]}" "${BOXES[$name]}" "${MOOV_AT[$name]}"; done
@@ -481,7 +431,7 @@ meta cmd "ffmpeg probe" "ffprobe -v error -show_entries format=duration -of csv=
 meta cmd "mpv" "$(printf '%q ' "${MPV[@]}")--cache=no|yes --log-file=LOG --script=playback_mpv.lua --script-opts=pb-mode=play|seek,... URL"
 meta cmd frames "ffmpeg -i URL -map 0:v -f framemd5 -"
 meta cmd info "vfetch info URL --json   (URL: the moovend clip at 1 MiB/s)"
-meta_wrapper ""
+meta_wrapper
 
 echo "cell,mode,player,rep,measure,point,status,value,load1" >"$CSV"
 echo "run,cell,mode,player,rep,what,exit_code,start_ts,end_ts" >"$RUNS"
@@ -513,11 +463,11 @@ done
 # `vfetch info URL`: what it costs to learn what the moovend clip is. Counted from
 # nginx's log (the lines this run added); the target is <= 3 requests and <= moov + 512 KiB.
 if [[ -x $VFETCH_BIN ]]; then
-    lines=$(wc -l <"$RUN/access.log")
+    lines=$(log_lines)
     next_log
     measure "$T_SHORT" "$LAST_LOG" "$VFETCH_BIN" info "$(origin_url moovend-1m)" --json
     sleep 0.5   # nginx logs a response when it has ended
-    read -r info_requests info_bytes < <(awk -v from="$lines" 'NR > from && $8 == "/play/moovend.mp4" {n++; s += $5} END {printf "%d %d\n", n, s}' "$RUN/access.log")
+    read -r info_requests info_bytes < <(awk -v from="$lines" 'NR > from && $8 == "/play/moovend.mp4" {n++; s += $5} END {printf "%d %d\n", n, s}' "$ACCESS")
     info_duration=$(python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["duration"])' <"$LAST_LOG" 2>/dev/null || echo nan)
     moov_bytes=$((CLIP_BYTES[moovend] - MOOV_AT[moovend]))
     meta info "$R_RC" "$R_WALL" "$info_requests" "$info_bytes" "$moov_bytes" "$info_duration"
@@ -537,8 +487,8 @@ for name in moovend faststart; do
     if ((SERVE)); then
         FRAMES=failed
         if start_server "$T_DECODE" "frames $name"; then
-            frames_check "serve-$name" "$(stream_url "$ORIGIN/play/$name.mp4")" "$TMP/frames-local-$name.md5"
-            stop_server
+            frames_check "serve-$name" "$(serve_url "$ORIGIN/play/$name.mp4")" "$TMP/frames-local-$name.md5"
+            serve_stop
         fi
         meta frames serve "$name" "$FRAMES" "through vfetch serve (cold cache, 1 MiB/s)"
         [[ $FRAMES == yes ]] || FRAMES_BAD=1
@@ -546,7 +496,7 @@ for name in moovend faststart; do
 done
 
 # ---------------------------------------------------------------- report
-cp "$RUN/access.log" "$RESULTS_DIR/playback-$STAMP.access.log" 2>/dev/null || true
+save_access_log "$BASE.access.log"
 if ((WANT_MPV)); then
     if python3 "$PLOTS_PY" playback --timeline "$TIMELINE" --duration "$CLIP_SECONDS" --out "$PNG" >&2; then
         meta plot "$(basename "$PNG")"

@@ -153,8 +153,7 @@ def main():
           f"H.264 1280×720@30 (2 s GOPs) + AAC; top-level boxes `{boxes}`, `moov` at byte {moov_at:,}")
     w(f"- Made with `{meta.get('clip_cmd', '')}`")
     w("- Origin: nginx in Debian's default configuration plus `limit_rate` per location (the first write of each "
-      "response, up to nginx's default `sendfile_max_chunk` of 2 MiB, is not delayed), keep-alive, byte ranges; "
-      f"clips on {meta.get('tmpfs', 'tmpfs')}")
+      "response, up to nginx's default `sendfile_max_chunk` of 2 MiB, is not delayed), keep-alive, byte ranges")
     if meta.get("mode") == "netns":
         w("- Network: private network namespace (nginx, vfetch serve and the players on its `lo`), no link cap")
     else:
@@ -164,7 +163,7 @@ def main():
         w(f"- **The origin {rtt:g} ms of round trip away**: `delay_proxy.py` relays each connection to nginx, "
           "holding every chunk half of it each way and a connection's first bytes one round trip more (TCP's "
           "handshake); serve and the players reach each other directly")
-    w("- Local file: the player reads the clip from the origin's own copy (tmpfs), the time of the player "
+    w("- Local file: the player reads the clip from the origin's own copy, the time of the player "
       "alone; mpv's local runs are seek runs only (nothing stalls)")
     if serve_meta[0] == "1":
         sc = metas.get("serve_cmd", [["vfetch serve", ""]])[0]

@@ -17,15 +17,17 @@ Prints the paths it wrote.  Exit status 3 when matplotlib is missing
 """
 
 import argparse
-import csv
 import json
-import math
 import os
 import statistics
 import sys
 from collections import defaultdict
 
-MIB = 1048576
+# report_common.py lies next to this script; no __pycache__ left beside them
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from report_common import load_pyplot, MIB, read_rows  # noqa: E402
+
 # one colour per tool, the same in every plot
 COLOURS = {
     "vfetch": "#d62728", "vfetch-nocp": "#ff9896", "aria2c": "#1f77b4", "aria2c-x4": "#17becf", "axel": "#2ca02c",
@@ -33,15 +35,9 @@ COLOURS = {
 }
 
 
-def load_matplotlib():
-    try:
-        import matplotlib
-    except ImportError:
-        sys.stderr.write("plots.py: matplotlib is not installed (scripts/install-deps.sh bench); no plots\n")
-        sys.exit(3)
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+def pyplot():
+    """matplotlib's pyplot, or exit status 3 without matplotlib."""
+    return load_pyplot("plots.py") or sys.exit(3)
 
 
 def read_events(path):
@@ -81,11 +77,10 @@ def rates(pts, window):
 
 
 def plot_e2e(args):
-    plt = load_matplotlib()
+    plt = pyplot()
     prefix = args.out_prefix or os.path.splitext(args.csv)[0]
     events_dir = args.events_dir or os.path.splitext(args.csv)[0] + ".events"
-    with open(args.csv, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(args.csv)
     scenarios = []
     for r in rows:
         if r["scenario"] not in scenarios:
@@ -166,14 +161,13 @@ def plot_e2e(args):
 
 
 def plot_playback(args):
-    plt = load_matplotlib()
+    plt = pyplot()
     runs = defaultdict(list)  # (cell, mode, rep) -> [(wall, media)]
-    with open(args.timeline, newline="", encoding="utf-8") as f:
-        for r in csv.DictReader(f):
-            try:
-                runs[(r["cell"], r["mode"], int(r["rep"]))].append((float(r["wall_s"]), float(r["media_s"])))
-            except (KeyError, ValueError):
-                continue
+    for r in read_rows(args.timeline):
+        try:
+            runs[(r["cell"], r["mode"], int(r["rep"]))].append((float(r["wall_s"]), float(r["media_s"])))
+        except (KeyError, ValueError):
+            continue
     if not runs:
         sys.stderr.write(f"plots.py: no samples in {args.timeline}; no plot\n")
         return []

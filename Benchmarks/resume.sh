@@ -36,7 +36,6 @@ export LC_ALL=C
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 readonly MIB=1048576
-readonly LINK_RATE=800mbit TBF_BURST=256kb TBF_LATENCY=100ms   # as in e2e.sh
 readonly KILL_MIN_MS=200 KILL_SPAN_MS=600
 readonly LOG_SETTLE_S=0.5   # nginx logs an aborted response at its next write
 
@@ -57,23 +56,18 @@ check_common_options
 SIZE=$(((QUICK ? 256 : 1024) * MIB))
 
 find_nginx
-[[ -x $VFETCH_BIN ]] || die "vfetch not found at $VFETCH_BIN (set \$VFETCH or run 'swift build -c release')"
-command -v python3 >/dev/null || die "python3 not found"
+need_vfetch
+need_commands python3
 
 make_tmp vfresume $((2 * SIZE + 64 * MIB))
-OUT="$TMP/out"; mkdir -p "$OUT"
-tbf_works() {
-    ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
-}
-setup_netns vfresume "ip tc" tbf_works
-note_loopback "no link cap"
+setup_link_netns vfresume
+set_cap 1
 PORT=$(free_port 18080)
 head -c "$SIZE" /dev/urandom >"$WWW/f.bin"
 chmod 0644 "$WWW/f.bin"
 SHA=$(sha256sum "$WWW/f.bin" | awk '{print $1}')
 URL="http://127.0.0.1:$PORT/cdn/f.bin"
 start_nginx "$PORT"
-ACCESS="$RUN/access.log"
 
 received() {  # a counter of the bytes that reached the client: rx_bytes of the namespace's lo, or nginx's log
     if [[ $MODE == netns ]]; then
@@ -91,10 +85,9 @@ bytes_done() {  # what the manifest says is saved (0 when there is none)
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["bytes_done"])' 2>/dev/null || echo 0
 }
 
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/resume-$STAMP.csv"
-MD="$RESULTS_DIR/resume-$STAMP.md"
+results_base resume
+CSV="$BASE.csv"
+MD="$BASE.md"
 RESULT_FILES=("$CSV")
 echo "run,killed_after_s,exit_code,received_bytes,in_flight_bytes,saved_before,saved_after,lost_bytes" >"$CSV"
 
@@ -107,7 +100,7 @@ for ((run = 1; run <= KILLS + 1; run++)); do
     MEASURE_PID=$!
     delay="" flight=0
     if ((run <= KILLS)); then
-        delay=$(awk -v a="$KILL_MIN_MS" -v s="$KILL_SPAN_MS" -v r="$RANDOM" 'BEGIN {printf "%.3f", (a + s * r / 32767) / 1000}')
+        delay=$(random_delay "$KILL_MIN_MS" "$KILL_SPAN_MS")
         sleep "$delay"
         flight=$(in_flight)
         # ip netns exec execs vfetch, so the pid is vfetch's own
@@ -133,9 +126,9 @@ WALL=$(awk -v a="$T_START" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}')
 GOT=$(sha256sum "$OUT/f.bin" | awk '{print $1}')
 [[ $GOT == "$SHA" ]] && SHA_OK=yes || SHA_OK=NO
 
-python3 - "$CSV" "$MD" "$SIZE" "$SHA_OK" "$MODE" "$WALL" "$(repo_state)" <<'EOF'
+python3 - "$CSV" "$MD" "$SIZE" "$SHA_OK" "$MODE" "$WALL" "$(repo_state)" "$FILES_FS" <<'EOF'
 import csv, statistics, sys
-path, md, size, sha_ok, mode, wall, repo = sys.argv[1:]
+path, md, size, sha_ok, mode, wall, repo, files = sys.argv[1:]
 size = int(size); mib = 1 << 20
 rows = list(csv.DictReader(open(path)))
 kills = [r for r in rows if r["killed_after_s"]]
@@ -144,6 +137,7 @@ out = [
     "# Resume after kill -9 (`Benchmarks/resume.sh`)", "",
     f"- vfetch: {repo}; origin: nginx `/cdn/` (4 MiB/s per connection), "
     + ("a network namespace with an 800 Mbit/s link cap" if mode == "netns" else "host loopback, no link cap"),
+    f"- files (the origin's and vfetch's output): {files}",
     f"- file: {size // mib} MiB; {len(kills)} kills (SIGKILL 0.2-0.8 s into each run), then one run to the end; {wall} s in all",
     f"- final SHA-256 equal to the source's: **{sha_ok}**",
     f"- received in all ({counted}): {sum(int(r['received_bytes']) for r in rows) / mib:.1f} MiB for the {size // mib} MiB file", "",

@@ -38,7 +38,7 @@ while (($#)); do
 done
 check_common_options
 [[ $SOCKETS =~ ^[0-9]+$ ]] || die "--sockets must be a number"
-[[ -x $VFETCH_BIN ]] || die "no vfetch binary at $VFETCH_BIN (make build, or set VFETCH)"
+need_vfetch
 find_nginx
 
 make_tmp vfetch-slowloris $((64 << 20))
@@ -49,40 +49,36 @@ chmod 0644 "$WWW/film.mp4"
 NGINX_PORT=$(free_port 8080)
 start_nginx "$NGINX_PORT"
 
-# serve under the descriptor limit of the scenario; its first line names its address
-inns bash -c 'ulimit -n 1024 && exec "$0" serve --port 0 --cache-dir "$1"' "$VFETCH_BIN" "$TMP/cache" \
-    >"$TMP/serve.out" 2>"$TMP/serve.err" &
-SERVER_PID=$!
-for ((i = 0; i < 100; i++)); do grep -q 'http://' "$TMP/serve.out" 2>/dev/null && break; sleep 0.1; done
-SERVE=$(grep -o 'http://[^ ]*' "$TMP/serve.out" | head -n 1)
-[[ -n $SERVE ]] || die "vfetch serve did not start: $(tail -3 "$TMP/serve.err")"
+# serve under the descriptor limit of the scenario
+# shellcheck disable=SC2016  # "$@" is the inner shell's
+SERVE_WRAP=(bash -c 'ulimit -n 1024 && exec "$@"' ulimit)
+serve_start $((600 * REPS + 60)) "$TMP/cache" "ulimit -n 1024" || die "vfetch serve did not start"
 
 # One run: SOCKETS silent sockets (0 for the baseline), then the player; prints "status ttfb_s".
 probe() {  # sockets rep
-    inns bash -c 'ulimit -n 8192 && exec python3 - "$@"' probe "$SERVE" "$1" "http://127.0.0.1:$NGINX_PORT/fast/film.mp4?run=$2" <<'PY'
-import socket, subprocess, sys, urllib.parse
-serve, count, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-host, port = urllib.parse.urlsplit(serve).hostname, urllib.parse.urlsplit(serve).port
+    inns bash -c 'ulimit -n 8192 && exec python3 - "$@"' probe "$SERVER_PORT" "$1" \
+        "$(serve_url "http://127.0.0.1:$NGINX_PORT/fast/film.mp4?run=$2")" <<'PY'
+import socket, subprocess, sys
+port, count, player_url = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 silent = []
 for n in range(count):
     s = socket.socket()
     s.settimeout(2)
     try:
-        s.connect((host, port))
+        s.connect(("127.0.0.1", port))
         if n % 2: s.send(b"GET /status HTTP/1.1\r\nHost: 127")
     except OSError:
         pass
     silent.append(s)
 player = subprocess.run(["curl", "-s", "-o", "/dev/null", "-m", "10", "-w", "%{http_code} %{time_starttransfer}",
-                         serve + "/stream?url=" + urllib.parse.quote(url, safe="")], capture_output=True, text=True)
+                         player_url], capture_output=True, text=True)
 print(player.stdout or "000 10")
 for s in silent: s.close()
 PY
 }
 
-mkdir -p "$RESULTS_DIR"
-STAMP=$(date -u +%Y%m%d-%H%M%S)
-CSV="$RESULTS_DIR/slowloris-$STAMP.csv"; MD="$RESULTS_DIR/slowloris-$STAMP.md"
+results_base slowloris
+CSV="$BASE.csv"; MD="$BASE.md"
 RESULT_FILES=("$CSV" "$MD")
 echo "run,sockets,status,ttfb_s" >"$CSV"
 for ((rep = 1; rep <= REPS; rep++)); do
@@ -93,7 +89,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
     log "run $rep: player status $code, first byte after ${ttfb} s with $SOCKETS silent sockets"
 done
 
-python3 - "$CSV" "$MD" "$SOCKETS" "$MODE" <<'PY'
+python3 - "$CSV" "$MD" "$SOCKETS" "$MODE" "$FILES_FS" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 sockets = sys.argv[3]
@@ -102,7 +98,7 @@ base, loaded = runs("0"), runs(sockets)
 med = lambda rs: statistics.median(float(r["ttfb_s"]) for r in rs)
 ok = all(r["status"] == "200" for r in loaded) and max(float(r["ttfb_s"]) for r in loaded) <= 1.0
 lines = [f"# Slowloris: a player through `vfetch serve` (ulimit -n 1024) while {sockets} silent sockets hold it", "",
-         f"network: {sys.argv[4]}; runs: {len(loaded)}", "",
+         f"network: {sys.argv[4]}; runs: {len(loaded)}; files (the origin's and serve's cache): {sys.argv[5]}", "",
          "| | player status | first byte, median | max |", "|---|---|---:|---:|",
          f"| no silent sockets | {', '.join(sorted(set(r['status'] for r in base)))} | {med(base):.3f} s | {max(float(r['ttfb_s']) for r in base):.3f} s |",
          f"| {sockets} silent sockets | {', '.join(sorted(set(r['status'] for r in loaded)))} | {med(loaded):.3f} s | {max(float(r['ttfb_s']) for r in loaded):.3f} s |",

@@ -38,7 +38,7 @@ while (($#)); do
 done
 check_common_options
 find_nginx
-[[ -x $VFETCH_BIN ]] || die "vfetch not found at $VFETCH_BIN (set \$VFETCH or run 'swift build -c release')"
+need_vfetch
 BINARIES=("$VFETCH_BIN")
 [[ -n ${VFETCH_BASE:-} ]] && { [[ -x $VFETCH_BASE ]] || die "VFETCH_BASE is not executable"; BINARIES+=("$VFETCH_BASE"); }
 NOTES=()
@@ -63,10 +63,9 @@ PORT=$(free_port 18080)
 start_nginx "$PORT"
 URL="http://127.0.0.1:$PORT/start/clip.mp4"
 
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/stream-start-$STAMP.csv"
-MD="$RESULTS_DIR/stream-start-$STAMP.md"
+results_base stream-start
+CSV="$BASE.csv"
+MD="$BASE.md"
 RESULT_FILES=("$CSV")
 echo "rep,binary,first_playable_s,playable_at_3s,total_s,sha_ok" >"$CSV"
 
@@ -75,11 +74,11 @@ for ((rep = 1; rep <= REPS; rep++)); do
     order=("${BINARIES[@]}")
     ((rep % 2 == 0 && ${#order[@]} == 2)) && order=("${BINARIES[1]}" "${BINARIES[0]}")
     for bin in "${order[@]}"; do
-        rm -f -- "$TMP/out.mp4" "$TMP/out.mp4".*
+        clean_out
         # A fresh URL per run: nothing of an earlier run is reused.
-        "${INNS[@]}" timeout -k 5 300 "$bin" get "$URL?rep=$rep" -o "$TMP/out.mp4" --stream --json </dev/null \
+        "${INNS[@]}" timeout -k 5 300 "$bin" get "$URL?rep=$rep" -o "$OUT/out.mp4" --stream --json </dev/null \
             >"$TMP/run.json" 2>"$TMP/run.err" || die "vfetch failed: $(head -c 300 "$TMP/run.err")"
-        ok=no; [[ $(sha256sum "$TMP/out.mp4" | awk '{print $1}') == "$SHA" ]] && ok=yes
+        ok=no; [[ $(sha256sum "$OUT/out.mp4" | awk '{print $1}') == "$SHA" ]] && ok=yes
         line=$(python3 - "$TMP/run.json" <<'EOF'
 import json, sys
 first = at3 = None; total = 0.0
@@ -102,14 +101,14 @@ EOF
     done
 done
 
-python3 - "$CSV" "$MD" "$CLIP" "$MODE" "$(repo_state)" <<'EOF'
+python3 - "$CSV" "$MD" "$CLIP" "$MODE" "$(repo_state)" "$FILES_FS" <<'EOF'
 import csv, statistics, sys
-path, md, clip, mode, repo = sys.argv[1:]
+path, md, clip, mode, repo, files = sys.argv[1:]
 rows = list(csv.DictReader(open(path)))
 out = ["# `get --stream` start (`Benchmarks/stream-start.sh`)", "",
        f"- vfetch: {repo}; origin: nginx `/start/` (32 KiB/s per connection), "
        + ("a network namespace" if mode == "netns" else "the host loopback"),
-       f"- file: {clip}", "",
+       f"- file: {clip}", f"- files (the origin's and vfetch's output): {files}", "",
        "| binary | runs | first playable from 0, s (median) | playable from 0 at 3 s, s (median) | whole file, s (median) | SHA-256 equal |",
        "|---|---:|---:|---:|---:|---|"]
 for which in ("new", "base"):

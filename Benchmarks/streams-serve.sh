@@ -56,9 +56,7 @@ export LC_ALL=C
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-CACHE_DIR="$RESULTS_DIR/.cache"
 REPORT_PY="$SCRIPT_DIR/streams_serve_report.py"
-CHECK_PY="$SCRIPT_DIR/streams_check.py"
 
 # ---------------------------------------------------------------- constants
 readonly ORIGIN_RATE="128 KiB/s"     # limit_rate 128k in /slowstreams/ (nginx.conf.in)
@@ -70,7 +68,6 @@ readonly SEEK_TO=40.2
 readonly SEEK_AFTER=10               # s into the serve run's play
 readonly T_PLAY=240                  # limit for one play (s); direct takes about twice 60 s
 readonly T_SEEK=120                  # limit for one seek
-readonly SERVE_READY_S=10
 readonly LOG_SETTLE_S=0.5            # nginx logs a response when it has ended
 DEFAULT_REPS=5
 
@@ -96,15 +93,12 @@ check_common_options
 ((QUICK)) && DIRECT_REPS=1
 [[ $DIRECT_REPS =~ ^[0-9]+$ ]] || die "--direct-reps must be a number"
 ((${#STREAMS[@]})) || STREAMS=("${ALL_STREAMS[@]}")
-for s in "${STREAMS[@]}"; do
-    [[ " ${ALL_STREAMS[*]} " == *" $s "* ]] || die "unknown stream '$s' (known: ${ALL_STREAMS[*]})"
-done
+check_known stream "${ALL_STREAMS[*]}" "${STREAMS[@]}"
 
 find_nginx
-for c in ffmpeg ffprobe python3 curl timeout; do command -v "$c" >/dev/null || die "$c not found"; done
-[[ -x $VFETCH_BIN ]] || die "vfetch not found at ${VFETCH_BIN#"$REPO_ROOT"/} (swift build -c release --product vfetch, or set VFETCH)"
+need_commands ffmpeg ffprobe python3 curl timeout
+need_vfetch
 NOTES=()
-mkdir -p "$CACHE_DIR"
 
 # ---------------------------------------------------------------- the streams (cached)
 # shellcheck source-path=SCRIPTDIR source=streams_fixtures.sh
@@ -112,7 +106,6 @@ mkdir -p "$CACHE_DIR"
 
 # ---------------------------------------------------------------- temp space, namespace, nginx
 make_tmp vfstrserve $((800 * 1048576))   # the two streams (~100 MB), caches and outputs
-OUT="$TMP/out"; mkdir -p "$OUT" "$TMP/checked"
 for s in "${STREAMS[@]}"; do cp -r -- "$FIX/$s" "$WWW/$s"; done
 chmod -R a+rX "$WWW"
 (cd "$WWW" && find . -type f -printf '/slowstreams/%P\t%s\n') | sort >"$TMP/sizes.tsv"
@@ -122,75 +115,19 @@ note_loopback
 PORT=$(free_port 18080)
 ORIGIN="http://127.0.0.1:$PORT"
 start_nginx "$PORT"
-ACCESS="$RUN/access.log"
-stop_nginx() {  # the origin down, its log kept
-    local i
-    kill -QUIT "$NGINX_PID" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$NGINX_PID" 2>/dev/null && die "nginx did not stop"
-    NGINX_PID=""
-}
 origin_url() { echo "$ORIGIN/slowstreams/$(stream_path "$1")"; }
-for s in "${STREAMS[@]}"; do
-    got=$(inns curl -sf -o /dev/null -w '%{http_code}' "$(origin_url "$s")" 2>/dev/null) || got="${got:-no answer}"
-    [[ $got == 200 ]] || die "nginx does not serve $(origin_url "$s") ($got)"
-done
+for s in "${STREAMS[@]}"; do check_served "$(origin_url "$s")"; done
 
-# ffmpeg's -map for the 720p video and its audio (as streams.sh), probed through the unthrottled /fast/
+# ffmpeg's -map for the 720p video and its audio, probed through the unthrottled /fast/
 declare -A FFMAP=()
-for s in "${STREAMS[@]}"; do
-    FFMAP[$s]=$(inns ffprobe -v error -show_entries program=program_id:stream=index,codec_type,width -of json \
-        "$ORIGIN/fast/$(stream_path "$s")" 2>/dev/null | python3 -c '
-import json, sys
-info = json.load(sys.stdin)
-groups = [p["streams"] for p in info.get("programs", []) if p.get("streams")] or [info.get("streams", [])]
-for streams in groups:
-    v = [x["index"] for x in streams if x.get("codec_type") == "video" and x.get("width") == 1280]
-    a = [x["index"] for x in streams if x.get("codec_type") == "audio"]
-    if v and a:
-        print(v[0], a[0]); break
-') || true
-    [[ ${FFMAP[$s]} =~ ^[0-9]+\ [0-9]+$ ]] || die "ffprobe found no 1280x720 video with audio in $s"
-done
+for s in "${STREAMS[@]}"; do FFMAP[$s]=$(ffmap_of "$ORIGIN/fast/$(stream_path "$s")"); done
 # the source's frame at SEEK_TO s (30 fps): what the seek must show first
 SEEK_MD5=$(sed -n "$(awk -v t="$SEEK_TO" 'BEGIN {printf "%d", t * 30 + 1.5}')p" "$FIX/ref/ref-frames.md5")
 [[ -n $SEEK_MD5 ]] || die "the reference has no frame at $SEEK_TO s"
 
 # ---------------------------------------------------------------- servers
-SERVER_N=0
-SERVER_CACHE=""
-start_server() {  # cache_dir: `vfetch serve` on it; sets SERVER_PID, SERVER_PORT
-    local i extra=()
-    SERVER_CACHE=$1
-    SERVER_N=$((SERVER_N + 1))
-    [[ -n $SERVE_ARGS ]] && read -r -a extra <<<"$SERVE_ARGS"
-    SERVER_PORT=$(free_port $((18090 + SERVER_N)))   # a new port each time: no TIME_WAIT clash
-    echo "==> vfetch serve #$SERVER_N: --port $SERVER_PORT --cache-dir CACHE ${extra[*]}" >>"$SERVE_LOGS"
-    "${INNS[@]}" timeout -k 5 $((T_PLAY + T_SEEK + 60)) "$VFETCH_BIN" serve --port "$SERVER_PORT" --cache-dir "$SERVER_CACHE" \
-        "${extra[@]}" >>"$SERVE_LOGS" 2>&1 </dev/null &
-    SERVER_PID=$!
-    for ((i = 0; i < SERVE_READY_S * 10; i++)); do
-        if inns curl -sf -m 1 -o /dev/null "http://127.0.0.1:$SERVER_PORT/status"; then return 0; fi
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    die "vfetch serve did not answer on port $SERVER_PORT within ${SERVE_READY_S} s (see $SERVE_LOGS)"
-}
-stop_server() {  # SIGINT, up to 10 s, then SIGKILL
-    local i
-    [[ -n $SERVER_PID ]] || return 0
-    kill -INT "$SERVER_PID" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-        log "   vfetch serve ignored SIGINT for 10 s; killing it"
-        kill_tree "$SERVER_PID"
-    fi
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-}
-via_server() {  # url: the same through the running server
-    printf 'http://127.0.0.1:%s/stream?url=%s' "$SERVER_PORT" \
-        "$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")"
+start_server() {  # cache_dir label: lib.sh's serve_start, for a play and its seek
+    serve_start $((T_PLAY + T_SEEK + 60)) "$1" "$2" || die "vfetch serve did not start"
 }
 
 # ---------------------------------------------------------------- players
@@ -232,10 +169,8 @@ play_wait() {  # stream mode rep log_from: waits for the player, checks its copy
     status=$(status_of "$rc")
     sleep "$LOG_SETTLE_S"
     if [[ $status == ok ]]; then
-        run_timed python3 "$CHECK_PY" check "$OUT/out.mp4" --ref "$FIX/ref" --cache "$TMP/checked" --seconds "$SECONDS_LONG" \
-            >"$TMP/check.out" 2>"$TMP/check.err" </dev/null
-        check=$(tail -n 1 "$TMP/check.out")
-        [[ -n $check ]] || check="check_failed"
+        check_output "$OUT/out.mp4"
+        check=$CHECK
         [[ ${check%%,*} == ok ]] || status=${check%%,*}
     fi
     awk -F, -v t0="$PLAY_T0" -v s="$1" -v m="$2" -v r="$3" \
@@ -267,7 +202,6 @@ report_run() {  # stream rep mode what wall status log
         sed -n '1,5s/^/      | /p' "$7" >&2
     fi
 }
-log_lines() { if [[ -f $ACCESS ]]; then wc -l <"$ACCESS"; else echo 0; fi; }
 
 run_direct() {  # stream rep
     local url l0
@@ -280,38 +214,36 @@ run_direct() {  # stream rep
 run_serve() {  # stream rep: cold, with the seek; then offline on the same cache
     local cache="$TMP/cache-$1-$2" url l0 i
     rm -rf -- "$cache"; mkdir -p "$cache"
-    start_server "$cache"
-    url=$(via_server "$(origin_url "$1")")
+    start_server "$cache" "$1 serve rep $2"
+    url=$(serve_url "$(origin_url "$1")")
     l0=$(log_lines)
     play_start "$1" "$url"
     # the seek SEEK_AFTER s into the play (unless the player ended before)
     for ((i = 0; i < SEEK_AFTER * 10; i++)); do kill -0 "$PLAY_PID" 2>/dev/null || break; sleep 0.1; done
     seek "$1" serve "$2" "$url" "$l0"
     play_wait "$1" serve "$2" "$l0"
-    stop_server
+    serve_stop
 
     stop_nginx
-    start_server "$cache"
-    url=$(via_server "$(origin_url "$1")")
+    start_server "$cache" "$1 offline rep $2"
+    url=$(serve_url "$(origin_url "$1")")
     l0=$(log_lines)
     play_start "$1" "$url"
     play_wait "$1" offline "$2" "$l0"
-    stop_server
+    serve_stop
     start_nginx "$PORT"
     rm -rf -- "$cache"
 }
 
 # ---------------------------------------------------------------- metadata
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-BASE="$RESULTS_DIR/streams-serve-$STAMP"
+results_base streams-serve
 CSV="$BASE.csv" TIMELINE="$BASE.timeline.csv" SERVE_LOGS="$BASE.serve.log"
 RESULT_FILES=("$CSV" "$TIMELINE" "$SERVE_LOGS")
 : >"$SERVE_LOGS"
 
 meta_common
 meta version ffmpeg "$(ver ffmpeg -version)"
-meta version vfetch "$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1); ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
+meta_vfetch
 meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta origin "$ORIGIN_RATE" "$ORIGIN/slowstreams/"
 meta fixtures "${FIX#"$REPO_ROOT"/}" "$SECONDS_LONG" "$SEGMENT_S"
@@ -325,7 +257,6 @@ done
 meta cmd play "ffmpeg -re -i URL -map V -map A -c copy -f mp4 OUT.mp4 -map V -map A -f null -"
 meta cmd seek "ffmpeg -ss $SEEK_TO -i URL -map V -frames:v 1 -f framemd5 OUT"
 meta cmd serve "vfetch serve --port PORT --cache-dir DIR $SERVE_ARGS"
-meta_wrapper ""
 
 echo "stream,rep,mode,what,exit_code,status,wall_s,start_ts,end_ts,log_from,log_to,first_frame_ok,check,frames_ok,frames,width,height,span_s,format_duration_s,av_offset_s,audio_packets" >"$CSV"
 echo "stream,mode,rep,wall_s,media_s" >"$TIMELINE"
@@ -348,7 +279,7 @@ done
 
 # ---------------------------------------------------------------- report
 meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-cp "$ACCESS" "$BASE.access.log"
+save_access_log "$BASE.access.log"
 cp "$META" "$BASE.meta.tsv"
 cp "$TMP/sizes.tsv" "$BASE.sizes.tsv"
 python3 "$REPORT_PY" --base "$BASE"

@@ -71,12 +71,9 @@ export LC_ALL=C
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-CACHE_DIR="$RESULTS_DIR/.cache"
 REPORT_PY="$SCRIPT_DIR/streams_report.py"
-CHECK_PY="$SCRIPT_DIR/streams_check.py"
 
 # ---------------------------------------------------------------- constants
-readonly LINK_RATE=800mbit TBF_BURST=256kb TBF_LATENCY=100ms   # as in e2e.sh
 readonly ORIGIN_RATE="1 MiB/s"       # limit_rate 1m in /streams/ (nginx.conf.in)
 readonly YTDLP_PIN="yt-dlp[default]==2026.10.26"   # [default]: with pycryptodomex (AES), as its README installs it
 readonly STREAMLINK_PIN="streamlink==8.6.3"
@@ -120,16 +117,11 @@ if ! [[ $RUN_TIMEOUT =~ ^[0-9]+$ ]] || ((RUN_TIMEOUT < 10)); then die "--timeout
 if ((!${#TOOLS[@]})); then
     if ((QUICK)); then TOOLS=("${QUICK_TOOLS[@]}"); else TOOLS=("${ALL_TOOLS[@]}"); fi
 fi
-for s in "${STREAMS[@]}"; do
-    [[ " ${ALL_STREAMS[*]} " == *" $s "* ]] || die "unknown stream '$s' (known: ${ALL_STREAMS[*]})"
-done
-for t in "${TOOLS[@]}"; do
-    [[ " ${ALL_TOOLS[*]} " == *" $t "* ]] || die "unknown tool '$t' (known: ${ALL_TOOLS[*]})"
-done
+check_known stream "${ALL_STREAMS[*]}" "${STREAMS[@]}"
+check_known tool "${ALL_TOOLS[*]}" "${TOOLS[@]}"
 
 find_nginx
-for c in ffmpeg ffprobe python3 curl timeout sha256sum; do command -v "$c" >/dev/null || die "$c not found"; done
-[[ -x /usr/bin/time ]] || die "/usr/bin/time not found (apt-get install time)"
+need_commands ffmpeg ffprobe python3 curl timeout sha256sum /usr/bin/time
 
 # ---------------------------------------------------------------- peers (a pinned venv)
 NOTES=()
@@ -195,44 +187,21 @@ has_tool vfetch || KILLS=0
 
 # ---------------------------------------------------------------- temp space, namespace, nginx
 make_tmp vfstreams $((600 * 1048576))   # the streams (~230 MB) + outputs
-OUT="$TMP/out"; mkdir -p "$OUT" "$TMP/checked"
 for s in "${ALL_STREAMS[@]}"; do cp -r -- "$FIX/$s" "$WWW/$s"; done
 chmod -R a+rX "$WWW"
 # every file nginx serves and its size, for the report (full responses, duplicates)
 (cd "$WWW" && find . -type f -printf '/streams/%P\t%s\n') | sort >"$TMP/sizes.tsv"
 
-tbf_works() {
-    ip netns exec "$NS" tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
-}
-setup_netns vfstreams "ip tc" tbf_works
-note_loopback "no link cap"
+setup_link_netns vfstreams
+set_cap 1
 PORT=$(free_port 18080)
 BASE_URL="http://127.0.0.1:$PORT"
 start_nginx "$PORT"
-ACCESS="$RUN/access.log"
-for s in "${STREAMS[@]}"; do
-    got=$(inns curl -sf -o /dev/null -w '%{http_code}' "$BASE_URL/streams/$(stream_path "$s")" 2>/dev/null) || got="${got:-no answer}"
-    [[ $got == 200 ]] || die "nginx does not serve $BASE_URL/streams/$(stream_path "$s") ($got)"
-done
+for s in "${STREAMS[@]}"; do check_served "$BASE_URL/streams/$(stream_path "$s")"; done
 
-# ffmpeg's -map for the 720p video and its audio: the streams' indices as
-# ffmpeg numbers them (HLS: one program per variant; DASH: the representations),
-# probed once through the unthrottled /fast/ (untimed)
+# ffmpeg's -map for the 720p video and its audio, probed once through the unthrottled /fast/ (untimed)
 declare -A FFMAP=()
-for s in "${STREAMS[@]}"; do
-    FFMAP[$s]=$(inns ffprobe -v error -show_entries program=program_id:stream=index,codec_type,width -of json \
-        "$BASE_URL/fast/$(stream_path "$s")" 2>/dev/null | python3 -c '
-import json, sys
-info = json.load(sys.stdin)
-groups = [p["streams"] for p in info.get("programs", []) if p.get("streams")] or [info.get("streams", [])]
-for streams in groups:
-    v = [x["index"] for x in streams if x.get("codec_type") == "video" and x.get("width") == 1280]
-    a = [x["index"] for x in streams if x.get("codec_type") == "audio"]
-    if v and a:
-        print(v[0], a[0]); break
-') || true
-    [[ ${FFMAP[$s]} =~ ^[0-9]+\ [0-9]+$ ]] || die "ffprobe found no 1280x720 video with audio in $s"
-done
+for s in "${STREAMS[@]}"; do FFMAP[$s]=$(ffmap_of "$BASE_URL/fast/$(stream_path "$s")"); done
 
 # ---------------------------------------------------------------- commands
 # The command line for one download.  Sets CMD (array) and OUTFILE.
@@ -264,35 +233,13 @@ tool_cmd_display() {  # tool stream: the same with placeholders, for the report
 }
 
 # ---------------------------------------------------------------- measurement
-TIME_FMT='%e %U %S %M'
-measure() {  # timeout_s logfile cmd...: as e2e.sh; sets R_RC, R_WALL, R_T0, R_T1, R_TIME
-    local tmo=$1 logf=$2; shift 2
-    local tf="$TMP/time.out"
-    rm -f "$tf"
-    run_timed "${INNS[@]}" /usr/bin/time -f "$TIME_FMT" -o "$tf" timeout -k 5 "$tmo" "$@" >"$logf" 2>&1 </dev/null
-    R_TIME=$(tail -n 1 "$tf" 2>/dev/null || true)
-    [[ $R_TIME =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || R_TIME="nan nan nan nan"
-}
-clean_out() { find "$OUT" -mindepth 1 -delete; }
-log_lines() { if [[ -f $ACCESS ]]; then wc -l <"$ACCESS"; else echo 0; fi; }
 # what nginx logged between two line numbers: "requests bytes connections"
 log_window() {  # from to
     awk -v a="$1" -v b="$2" 'NR > a && NR <= b && $8 ~ /^\/streams\// {n++; s += $5; c[$2] = 1}
         END {printf "%d %d %d\n", n, s, length(c)}' "$ACCESS"
 }
-# Checks a tool's output (streams_check.py, killable).  Sets CHECK (its CSV fragment).
-check_output() {  # file
-    run_timed python3 "$CHECK_PY" check "$1" --ref "$FIX/ref" --cache "$TMP/checked" --seconds "$SECONDS_LONG" \
-        >"$TMP/check.out" 2>"$TMP/check.err" </dev/null
-    CHECK=$(tail -n 1 "$TMP/check.out")
-    if ((R_RC != 0)) || [[ -z $CHECK ]]; then CHECK="check_failed,,,,,,,,"; fi
-}
-load1() { cut -d' ' -f1 /proc/loadavg; }
 
-measure_wrapper measure 5 /dev/null
-if [[ $MODE == netns ]]; then
-    inns tc qdisc replace dev lo root tbf rate $LINK_RATE burst $TBF_BURST latency $TBF_LATENCY
-fi
+measure_wrapper
 
 # the check of the check: the 720p TS segments, concatenated locally, pass
 cat "$WWW"/hls/720p/seg*.ts >"$OUT/concat.ts"
@@ -302,21 +249,19 @@ clean_out
 [[ $REF_CHECK == ok ]] || die "the check fails on the 720p segments themselves ($CHECK): fixtures or check broken"
 
 # ---------------------------------------------------------------- metadata
-STAMP=$(date +%Y%m%d-%H%M%S)
-mkdir -p "$RESULTS_DIR"
-CSV="$RESULTS_DIR/streams-$STAMP.csv"
-RCSV="$RESULTS_DIR/streams-$STAMP.resume.csv"
-MD="$RESULTS_DIR/streams-$STAMP.md"
-LOGS="$RESULTS_DIR/streams-$STAMP.logs"
-RESULT_FILES=("$CSV" "$RCSV" "$LOGS" "$MD" "$RESULTS_DIR/streams-$STAMP.access.log" "$RESULTS_DIR/streams-$STAMP.meta.tsv" "$RESULTS_DIR/streams-$STAMP.sizes.tsv")
+results_base streams
+CSV="$BASE.csv"
+RCSV="$BASE.resume.csv"
+MD="$BASE.md"
+LOGS="$BASE.logs"
+RESULT_FILES=("$CSV" "$RCSV" "$LOGS" "$MD" "$BASE.access.log" "$BASE.meta.tsv" "$BASE.sizes.tsv")
 
 meta_common
 meta version ffmpeg "$(ver ffmpeg -version)"
 [[ -n $YTDLP ]] && meta version yt-dlp "$(ver "$YTDLP" --version) ($PEER_SOURCE)"
 [[ -n $STREAMLINK ]] && meta version streamlink "$(ver "$STREAMLINK" --version) ($PEER_SOURCE)"
 if has_tool vfetch; then
-    vv=$(timeout 5 "$VFETCH_BIN" --version 2>/dev/null | head -n 1) || vv=""
-    meta version vfetch "${vv:-unknown (no --version)}; ${VFETCH_BIN#"$REPO_ROOT"/}; $(repo_state)"
+    meta_vfetch
 fi
 meta version python3 "$(ver python3 --version)"
 meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -338,7 +283,7 @@ for s in "${STREAMS[@]}"; do
     for t in "${ACTIVE_TOOLS[@]}"; do meta command "$s" "$t" "$(tool_cmd_display "$t" "$s")"; done
 done
 for t in "${ACTIVE_TOOLS[@]}"; do meta tool "$t"; done
-meta_wrapper "/usr/bin/time -f '$TIME_FMT' -o T "
+meta_wrapper
 for n in "${NOTES[@]}"; do meta note "$n"; done
 
 echo "stream,rep,order,tool,exit_code,status,wall_s,user_s,sys_s,maxrss_kib,requests,bytes,conns,load1,start_ts,end_ts,check,frames_ok,frames,width,height,span_s,format_duration_s,av_offset_s,audio_packets" >"$CSV"
@@ -406,7 +351,7 @@ if ((KILLS > 0)); then
             # ip netns exec execs vfetch, so the pid is vfetch's own
             "${INNS[@]}" "${CMD[@]}" </dev/null >"$TMP/resume-$run.log" 2>&1 &
             MEASURE_PID=$!
-            delay=$(awk -v a="$KILL_MIN_MS" -v s="$KILL_SPAN_MS" -v r="$RANDOM" 'BEGIN {printf "%.3f", (a + s * r / 32767) / 1000}')
+            delay=$(random_delay "$KILL_MIN_MS" "$KILL_SPAN_MS")
             sleep "$delay"
             kill_ts=$EPOCHREALTIME
             kill -KILL "$MEASURE_PID" 2>/dev/null || true
@@ -442,12 +387,12 @@ fi
 
 # ---------------------------------------------------------------- report
 meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
-cp "$ACCESS" "$RESULTS_DIR/streams-$STAMP.access.log" 2>/dev/null || : >"$RESULTS_DIR/streams-$STAMP.access.log"
+save_access_log "$BASE.access.log"
 # the report's other inputs, so that it can be made again from the results alone
-cp "$META" "$RESULTS_DIR/streams-$STAMP.meta.tsv"
-cp "$TMP/sizes.tsv" "$RESULTS_DIR/streams-$STAMP.sizes.tsv"
-python3 "$REPORT_PY" --csv "$CSV" --meta "$RESULTS_DIR/streams-$STAMP.meta.tsv" --resume-csv "$RCSV" \
-    --access-log "$RESULTS_DIR/streams-$STAMP.access.log" --sizes "$RESULTS_DIR/streams-$STAMP.sizes.tsv" --md "$MD"
+cp "$META" "$BASE.meta.tsv"
+cp "$TMP/sizes.tsv" "$BASE.sizes.tsv"
+python3 "$REPORT_PY" --csv "$CSV" --meta "$BASE.meta.tsv" --resume-csv "$RCSV" \
+    --access-log "$BASE.access.log" --sizes "$BASE.sizes.tsv" --md "$MD"
 log ""
 log "results: ${MD#"$REPO_ROOT"/}  (raw runs: ${CSV#"$REPO_ROOT"/}, nginx log: streams-$STAMP.access.log$([[ -d $LOGS ]] && echo ", failed runs' output: ${LOGS#"$REPO_ROOT"/}/"))"
 ((FAILED == 0)) || log "NOTE: $FAILED run(s) did not finish OK or failed the check (see the status column)"

@@ -3,8 +3,9 @@
 # ffmpeg and cached under Benchmarks/results/.cache/ (keyed by a hash of the
 # commands): a 60 s source in three variants, each cut into 4 s segments as
 # hls, fmp4, byterange, aes and dash (streams.sh's header says what each is),
-# and the 720p variant's reference for streams_check.py.  Sourced after lib.sh
-# with CACHE_DIR and CHECK_PY set; sets FIX, the fixtures' directory.
+# and the 720p variant's reference for streams_check.py.  Sourced after lib.sh;
+# sets FIX, the fixtures' directory, and defines stream_path, stream_kind,
+# ffmap_of (the 720p variant's -map) and check_output.
 # shellcheck disable=SC2034  # the constants are for the scripts that source it
 
 readonly SECONDS_LONG=60             # the streams' length
@@ -40,6 +41,17 @@ readonly DASH_ARGS=(-i v720.mp4 -i v480.mp4 -i v360.mp4 -map 0:v -map 1:v -map 2
     dash/manifest.mpd)
 
 
+CHECK_PY="$SCRIPT_DIR/streams_check.py"
+# Checks a tool's output against the 720p variant (streams_check.py, killable):
+# the frames, the span, the audio.  Sets CHECK, its CSV fragment (9 fields).
+check_output() {  # file
+    mkdir -p "$TMP/checked"
+    run_timed python3 "$CHECK_PY" check "$1" --ref "$FIX/ref" --cache "$TMP/checked" --seconds "$SECONDS_LONG" \
+        >"$TMP/check.out" 2>"$TMP/check.err" </dev/null
+    CHECK=$(tail -n 1 "$TMP/check.out")
+    if ((R_RC != 0)) || [[ -z $CHECK ]]; then CHECK="check_failed,,,,,,,,"; fi
+}
+
 # (FIXTURE_VERSION: raise it when the layout or streams_check.py's reference files change)
 readonly FIXTURE_VERSION=1
 FIXTURE_KEY=$(printf '%s\n' "$FIXTURE_VERSION" "${ENCODE_ARGS[@]}" "${HLS_ARGS[@]}" "${FMP4_ARGS[@]}" "${BYTERANGE_ARGS[@]}" \
@@ -73,6 +85,25 @@ else
 fi
 stream_path() {  # stream: its playlist or manifest under /streams/
     case $1 in dash) echo "dash/manifest.mpd" ;; *) echo "$1/master.m3u8" ;; esac
+}
+# ffmpeg's -map for the 720p video and its audio in the stream at url, as
+# "video audio": the streams' indices as ffmpeg numbers them (HLS: one program
+# per variant; DASH: the representations).  Run in the namespace.
+ffmap_of() {  # url
+    local map
+    map=$(inns ffprobe -v error -show_entries program=program_id:stream=index,codec_type,width -of json "$1" \
+        2>/dev/null | python3 -c '
+import json, sys
+info = json.load(sys.stdin)
+groups = [p["streams"] for p in info.get("programs", []) if p.get("streams")] or [info.get("streams", [])]
+for streams in groups:
+    v = [x["index"] for x in streams if x.get("codec_type") == "video" and x.get("width") == 1280]
+    a = [x["index"] for x in streams if x.get("codec_type") == "audio"]
+    if v and a:
+        print(v[0], a[0]); break
+') || true
+    [[ $map =~ ^[0-9]+\ [0-9]+$ ]] || die "ffprobe found no 1280x720 video with audio in $1"
+    echo "$map"
 }
 stream_kind() {  # for the report
     case $1 in

@@ -21,7 +21,8 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from report_common import (  # noqa: E402
-    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_rows, report_head, runs_ok_cell,
+    fmt, fnum, isnan, md_row, md_rule, med, med_range, MIB, parse_meta, read_access_log, read_rows, read_sizes,
+    report_head, runs_ok_cell,
     write_report)
 
 TARGET_RATIO = 0.6   # issue 18: vfetch <= 0.6x the fastest peer's wall time in the same run
@@ -29,7 +30,6 @@ PEERS = ("ytdlp1", "ytdlp4", "ytdlp16", "ffmpeg", "streamlink")
 TOOL_NAME = {"ytdlp1": "yt-dlp -N 1", "ytdlp4": "yt-dlp -N 4", "ytdlp16": "yt-dlp -N 16", "ffmpeg": "ffmpeg -c copy",
              "streamlink": "streamlink (10 threads)", "vfetch": "**vfetch**"}
 TOOL_ORDER = ("ytdlp1", "ytdlp4", "ytdlp16", "ffmpeg", "streamlink", "vfetch")
-LOG_RE = re.compile(r'^(\S+) (\d+) \d+ (\d+) (\d+) (\S+) \S+ (\S+) "([^"]*)"')
 CHECK_WORDS = {
     "frames_differ": "video frames differ from the 720p variant's",
     "duration": "span off by more than 0.2 s",
@@ -51,24 +51,6 @@ def needed_files(stream, sizes):
     else:
         keep = re.compile(rf"^/streams/{re.escape(stream)}/720p/")
     return {u: n for u, n in sizes.items() if keep.match(u) and not u.endswith((".m3u8", ".mpd"))}
-
-
-def parse_log(path):
-    """(start, end, connection, status, bytes, uri, range) per line: end is the log's $msec (when the
-    response ended), start that less $request_time (when the request came)."""
-    out = []
-    try:
-        f = open(path, encoding="utf-8", errors="replace")
-    except OSError:
-        return out
-    with f:
-        for line in f:
-            m = LOG_RE.match(line)
-            if m:
-                end = float(m.group(1))
-                out.append((end - float(m.group(5)), end, int(m.group(2)), int(m.group(3)), int(m.group(4)),
-                            m.group(6), m.group(7)))
-    return out
 
 
 def cell(st, key="wall", nd=2):
@@ -94,12 +76,7 @@ def main():
 
     meta, metas = parse_meta(a.meta)
     rows = read_rows(a.csv)
-    sizes = {}
-    with open(a.sizes, encoding="utf-8") as f:
-        for line in f:
-            p = line.rstrip("\n").split("\t")
-            if len(p) == 2 and p[1].isdigit():
-                sizes[p[0]] = int(p[1])
+    sizes = read_sizes(a.sizes)
     streams = [m[0] for m in metas.get("stream", [])]
     kind = {m[0]: m[1] for m in metas.get("stream", [])}
     tools = [t for t in TOOL_ORDER if t in {m[0] for m in metas.get("tool", [])}]
@@ -144,7 +121,7 @@ def main():
                          f"burst {link[1]} latency {link[2]}`" if mode == "netns"
                          else "the host's loopback, no link cap"),
         f"- Origin: nginx in Debian's default configuration, `limit_rate 1m` ({origin[0]}) per connection "
-        f"(`{origin[1] if len(origin) > 1 else ''}`), keep-alive and byte ranges as nginx does them; files on tmpfs. "
+        f"(`{origin[1] if len(origin) > 1 else ''}`), keep-alive and byte ranges as nginx does them. "
         "nginx lets a response send `limit_rate` × (whole seconds since it started + 1) bytes: each response's "
         "first 1 MiB (up to 2 MiB across a second boundary) goes out at once, so a 1.9 MB segment takes about 1 s",
         f"- Streams ({fx[1]} s, {fx[2]} s segments = GOPs, cached in `{fx[0]}`): testsrc2 + sine, x264 veryfast CBR, "
@@ -228,7 +205,7 @@ def main():
     for c in metas.get("fixture_cmd", []):
         L.append(f"# {c[0]}")
         L.append(c[1])
-    L += ["```", "", "The tools (`URL`: the playlist or manifest under /streams/; `OUT`: a directory on tmpfs):", "",
+    L += ["```", "", "The tools (`URL`: the playlist or manifest under /streams/; `OUT`: the outputs' directory):", "",
           "```"]
     seen = set()
     for c in metas.get("command", []):
@@ -244,7 +221,7 @@ def main():
 def resume_section(a, meta, metas, sizes):
     runs = read_rows(a.resume_csv)
     lo, hi = int(meta["resume_window_start"]), int(meta.get("resume_window_end", "0") or 0)
-    log = parse_log(a.access_log)[lo:hi] if hi else parse_log(a.access_log)[lo:]
+    log = read_access_log(a.access_log)[lo:hi or None]
     check = metas.get("resume_check", [["?", ""]])[0]
     need = needed_files("hls", sizes)
     kills = [fnum(r["kill_ts"]) for r in runs if r["kill_ts"]]
@@ -263,9 +240,10 @@ def resume_section(a, meta, metas, sizes):
     other = 0
     total = 0
     per_run = defaultdict(lambda: [0, 0, 0])   # whole, pieces, bytes
-    for t0, t1, conn, status, nbytes, uri, rng in log:
-        if not uri.startswith("/streams/hls/"):
+    for r in log:
+        if r is None or not r.uri.startswith("/streams/hls/"):
             continue
+        t0, t1, status, nbytes, uri = r.start, r.end, r.status, r.sent, r.uri
         total += nbytes
         j = max([i for i, t in enumerate(starts) if t <= t0] or [0])   # the run that asked
         per_run[j][2] += nbytes

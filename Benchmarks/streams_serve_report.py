@@ -25,7 +25,8 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from report_common import (  # noqa: E402
-    fmt, fnum, md_row, md_rule, med, med_range, MIB, parse_meta, read_rows, report_head, runs_ok_cell, write_report)
+    fmt, fnum, load_pyplot, md_row, md_rule, med, med_range, MIB, parse_meta, read_access_log, read_rows, read_sizes,
+    report_head, runs_ok_cell, write_report)
 
 TARGET_PLAY_RATIO = 1.05   # a play through serve (and offline) ends within 5% of real time
 TARGET_SEEK_S = 0.5        # from the seek's start to its first frame
@@ -36,22 +37,10 @@ AGAIN_AFTER_S = 1.0
 MODES = ("direct", "serve", "offline")
 MODE_NAME = {"direct": "direct from the origin", "serve": "through `vfetch serve`, cold cache",
              "offline": "through `vfetch serve`, origin stopped"}
-LOG_LINE = re.compile(r'^(\S+) (\S+) (\S+) (\d+) (\d+) (\S+) (\S+) (\S+) "([^"]*)" "([^"]*)" (\S+)$')
 
 
 def verdict(ok):
     return "" if ok is None else " ✅" if ok else " ❌"
-
-
-def read_log(path):
-    """nginx's log: per line (end s, request s, status, body bytes, uri, Range header), None if unreadable."""
-    out = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            m = LOG_LINE.match(line.rstrip("\n"))
-            out.append((float(m.group(1)), float(m.group(6)), int(m.group(4)), int(m.group(5)), m.group(8), m.group(9))
-                       if m else None)
-    return out
 
 
 def is_segment(uri):
@@ -71,19 +60,16 @@ def fetched(lines, sizes):
     """Per segment URI in these log lines: responses, bytes sent, bytes sent twice (responses whose
     ranges overlap), and requests made AGAIN_AFTER_S after the origin had sent every byte of it."""
     responses = defaultdict(list)   # uri -> [(start s, end s, first byte, end byte)]
-    for entry in lines:
-        if entry is None:
-            continue
-        end_s, took, _, sent, uri, rng = entry
-        if not is_segment(uri):
+    for r in lines:
+        if r is None or not is_segment(r.uri):
             continue
         first = 0
-        m = re.match(r"bytes=(\d*)-(\d*)$", rng)
+        m = re.match(r"bytes=(\d*)-(\d*)$", r.range)
         if m and m.group(1):
             first = int(m.group(1))
         elif m and m.group(2):   # a suffix range: the last N bytes
-            first = max(0, sizes.get(uri, 0) - int(m.group(2)))
-        responses[uri].append((end_s - took, end_s, first, first + sent))
+            first = max(0, sizes.get(r.uri, 0) - int(m.group(2)))
+        responses[r.uri].append((r.start, r.end, first, first + r.sent))
     result = {}
     for uri, rs in responses.items():
         spans = [(a, b) for _, _, a, b in rs if b > a]
@@ -100,13 +86,9 @@ def fetched(lines, sizes):
 
 
 def plot(timeline, streams, seconds, out):
-    try:
-        import matplotlib
-    except ImportError:
-        sys.stderr.write("streams_serve_report.py: matplotlib is not installed; no plot\n")
+    plt = load_pyplot("streams_serve_report.py")
+    if plt is None:
         return False
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     colours = {"direct": "#1f77b4", "serve": "#d62728", "offline": "#2ca02c"}
     fig, axes = plt.subplots(1, len(streams), figsize=(7 * len(streams), 5.5), squeeze=False)
     t_max = seconds
@@ -142,12 +124,8 @@ def main():
     base = ap.parse_args().base
     meta, metas = parse_meta(base + ".meta.tsv")
     rows = read_rows(base + ".csv")
-    log_lines = read_log(base + ".access.log")
-    sizes = {}
-    with open(base + ".sizes.tsv", encoding="utf-8") as f:
-        for line in f:
-            uri, size = line.rstrip("\n").split("\t")
-            sizes[uri] = int(size)
+    log_lines = read_access_log(base + ".access.log")
+    sizes = read_sizes(base + ".sizes.tsv")
     timeline = defaultdict(list)
     with open(base + ".timeline.csv", newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
