@@ -8,7 +8,7 @@ BASH_COMPLETION := $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vfetch
 ZSH_COMPLETION := $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vfetch
 FISH_COMPLETION := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vfetch.fish
 
-.PHONY: build test fuzz test-browser redbot demo bench bench-quick bench-micro clean install uninstall format lint
+.PHONY: build test fuzz test-browser redbot tier demo bench bench-quick bench-micro clean install uninstall format lint
 
 # What `make install` copies, made here as the user who builds: the release binary, its man page
 # (swift-argument-parser's generate-manual) and bash, zsh and fish completions (from the binary itself).
@@ -74,6 +74,14 @@ redbot:
 	scripts/install-deps.sh redbot
 	$(SWIFT) build --product vfetch
 	VFETCH="$$($(SWIFT) build --show-bin-path)/vfetch" scripts/redbot-check.sh
+
+# Debian's nginx runs docs/sharing-nginx.conf (docs/SHARING.md) in front of serve and the test origin:
+# ffmpeg plays a file and an HLS master through it twice, the second play from nginx's cache.
+tier:
+	scripts/install-deps.sh tier
+	$(SWIFT) build --product vfetch
+	$(SWIFT) build --product vfetch-origin
+	python3 Tests/Tier/tier.py --bin "$$($(SWIFT) build --show-bin-path)"
 
 demo:
 	scripts/install-deps.sh demo

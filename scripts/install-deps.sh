@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages vfetch needs that are missing. Usage: install-deps.sh [build|test|demo|bench|browser|redbot]
+# Installs the Debian packages vfetch needs that are missing. Usage: install-deps.sh [build|test|demo|bench|browser|redbot|tier]
 set -euo pipefail
 
 packages=(libcurl4-openssl-dev libavformat-dev libavcodec-dev libavutil-dev libxml2)  # build: libcurl and FFmpeg headers and libraries; libxml2 for Foundation's XMLParser (DASH)
@@ -9,12 +9,13 @@ case "${1:-build}" in
   bench) packages+=(ffmpeg mpv nginx-light aria2 axel wget curl time iproute2) ;;  # mpv: playback.sh's player with its own cache; + matplotlib, below
   browser) packages+=(ffmpeg chromium) ;;           # make test-browser: fixture video, Debian's headless Chromium; + playwright, below
   redbot) packages+=(nginx-light ffmpeg curl) ;;    # make redbot: nginx to compare serve with, a sample video; + redbot, below
+  tier) packages+=(nginx ffmpeg openssl) ;;          # make tier: Debian's nginx (slice, auth_basic) in front of serve, ffmpeg as players, openssl hashes the password
   build) ;;
-  *) echo "usage: $0 [build|test|demo|bench|browser|redbot]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|test|demo|bench|browser|redbot|tier]" >&2; exit 2 ;;
 esac
 
 # demo and bench run python3 too; any python3 on PATH will do
-case "${1:-build}" in demo|bench|browser|redbot) command -v python3 >/dev/null || packages+=(python3) ;; esac
+case "${1:-build}" in demo|bench|browser|redbot|tier) command -v python3 >/dev/null || packages+=(python3) ;; esac
 # bench: Benchmarks/streams.sh makes a venv for its pinned yt-dlp and streamlink (PyPI); Debian's python3 needs python3-venv
 if [ "${1:-build}" = bench ] && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then packages+=(python3-venv); fi
 

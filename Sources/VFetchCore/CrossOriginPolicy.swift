@@ -54,9 +54,13 @@ package struct CrossOriginPolicy: Sendable, Equatable {
         return origins.contains(normalized)
     }
 
-    /// The headers of an answer to a request from `origin`: none unless it is allowed.
+    /// The headers of an answer to a request from `origin`: none without `--allow-origin`; with it, every
+    /// answer says `Vary: Origin`, also one to a player (no `Origin`) or to a page not allowed, so that
+    /// a cache in front of serve never hands an answer without CORS headers to an allowed page, nor one
+    /// page's to another.
     package func responseHeaders(origin: String?) -> [(String, String)] {
-        guard let origin, allows(origin) else { return [] }
+        guard !origins.isEmpty else { return [] }
+        guard let origin, allows(origin) else { return [("Vary", "Origin")] }
         return [
             ("Access-Control-Allow-Origin", origin), ("Access-Control-Expose-Headers", Self.exposedHeaders),
             ("Vary", "Origin"),

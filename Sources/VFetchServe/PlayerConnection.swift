@@ -356,8 +356,9 @@ final class PlayerConnection: ChannelInboundHandler {
     /// through `/stream`: segments, init sections and keys then come through the cache. Never
     /// served from a cache file, since a live playlist changes every target duration.
     ///
-    /// The links name this server as the player reached it (the `Host` it sent, which passed the
-    /// Host check) and carry only `url=`: what a plain `/stream` request needs, and nothing secret.
+    /// The links are root-relative (`/stream?url=…`), so a player resolves them against the address
+    /// it reached the playlist by, this server's or a cache's in front of it (docs/SHARING.md), and
+    /// carry only `url=`: what a plain `/stream` request needs, and nothing secret.
     private func playlist(url: String, fromPage: Bool, _ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
         guard let host = head.headers.first(name: "Host") else {
             return fail(.badRequest, "no Host header", head, context)
@@ -368,7 +369,7 @@ final class PlayerConnection: ChannelInboundHandler {
         // A player waits for this answer: a dead origin fails it soon rather than after minutes.
         options.retries = min(options.retries, 2)
         let own = "http://\(host)/"
-        let prefix = own + "stream?url="
+        let prefix = "/stream?url="
         let (cache, directory, disk) = (cache, cache.directory, disk)
         let promise = context.eventLoop.makePromise(of: StreamRewrite.Document.self)
         promise.completeWithTask { [options] in

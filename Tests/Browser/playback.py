@@ -84,13 +84,16 @@ class Processes:
         self.started = []  # every name, stopped or not, for the logs
 
     def start(self, name, argv, first_line_prefix, wait=20):
-        """Starts argv, returns the rest of its first stdout line that starts with the prefix."""
+        """Starts argv, returns the rest of its first stdout line that starts with the prefix (without
+        a prefix, "" at once: the caller waits for it as it must)."""
         log = open(os.path.join(self.folder, name + ".stderr"), "wb")
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+        output = subprocess.DEVNULL if first_line_prefix is None else subprocess.PIPE
+        process = subprocess.Popen(argv, stdout=output, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
         log.close()
         self.running.append((name, process))
         self.started.append(name)
+        if first_line_prefix is None:
+            return ""
         lines = queue.Queue()
 
         def read():

@@ -41,5 +41,16 @@ import Testing
         #expect(policy.preflight(origin: "http://localhost:8000", method: "GET", headers: "authorization", privateNetwork: false) == nil)
         let response = Dictionary(policy.responseHeaders(origin: "http://localhost:8000"), uniquingKeysWith: { first, _ in first })
         #expect(response["Access-Control-Expose-Headers"]?.contains("Content-Range") == true)
+        #expect(response["Vary"] == "Origin")
+    }
+
+    /// With --allow-origin an answer depends on the request's Origin, so every answer says so: a
+    /// shared cache must not hand a player's answer (no CORS headers) to an allowed page.
+    @Test func withTheFlagEveryAnswerVariesByOrigin() throws {
+        let policy = try CrossOriginPolicy(allowing: ["http://localhost:8000"])
+        for origin in [nil, "https://evil.example", "null"] {
+            let headers = policy.responseHeaders(origin: origin)
+            #expect(headers.map(\.0) == ["Vary"] && headers.map(\.1) == ["Origin"], "\(origin ?? "no Origin")")
+        }
     }
 }
