@@ -18,51 +18,33 @@ import Testing
     static let noSample: Comment = "../shared/media/bbb-480p-30s.mp4 is absent (it exists beside the project's own checkouts only)"
 
     /// A 12 s 320x240 H.264/AAC MP4 with `moov` at the end (ffmpeg's default), made once per run.
-    static let moovAtEnd: String? = {
-        let path = NSTemporaryDirectory() + "vfetch-info-moov-at-end-\(getpid()).mp4"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+    static let moovAtEnd = MadeOnce(
+        "info-moov-at-end.mp4",
+        ffmpeg: [
+            "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "12", "-c:v", "libx264", "-preset",
-            "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac", path,
-        ]
-        guard (try? process.run()) != nil else { return nil }
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? path : nil
-    }()
+            "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac",
+        ])
 
     /// The same 12 s clip with `moov` first (`-movflags +faststart`), made once per run.
-    static let faststart: String? = {
-        let path = NSTemporaryDirectory() + "vfetch-info-faststart-\(getpid()).mp4"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+    static let faststart = MadeOnce(
+        "info-faststart.mp4",
+        ffmpeg: [
+            "-f", "lavfi", "-i",
             "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "12",
-            "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac", "-movflags", "+faststart", path,
-        ]
-        guard (try? process.run()) != nil else { return nil }
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? path : nil
-    }()
+            "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac", "-movflags", "+faststart",
+        ])
 
     /// A 60 s 320x240 H.264/AAC fragmented MP4 (`frag_keyframe+empty_moov`: 1 s fragments, then
     /// `mfra`), made once per run: its moov says nothing of the duration.
-    static let fragmented: String? = {
-        let path = NSTemporaryDirectory() + "vfetch-info-fragmented-\(getpid()).mp4"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+    static let fragmented = MadeOnce(
+        "info-fragmented.mp4",
+        ffmpeg: [
+            "-f", "lavfi", "-i",
             "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60",
             "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac", "-movflags",
-            "frag_keyframe+empty_moov", "-f", "mp4", path,
-        ]
-        guard (try? process.run()) != nil else { return nil }
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? path : nil
-    }()
+            "frag_keyframe+empty_moov", "-f", "mp4",
+        ])
 
     /// ffprobe's duration and overall bit rate of a whole file.
     func ffprobeFormat(_ path: String) throws -> (duration: Double, bitRate: Double) {
@@ -112,7 +94,7 @@ import Testing
     }
 
     @Test func aFragmentedURLGetsItsDurationFromTheTail() async throws {
-        let path = try #require(Self.fragmented, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.fragmented.file(), "ffmpeg could not make the fixture")
         let expected = try ffprobeFormat(path)
         try await withOrigin { origin, _ in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -138,7 +120,7 @@ import Testing
     }
 
     @Test func aBoxAfterMoovIsNotFetched() async throws {
-        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.moovAtEnd.file(), "ffmpeg could not make the fixture")
         try await withOrigin { origin, _ in
             var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             let moov = try #require(topLevelBoxes(bytes).first { $0.type == "moov" })
@@ -162,7 +144,7 @@ import Testing
     }
 
     @Test func anUnfinishedDownloadWithoutItsMoovIsStillAnMP4() async throws {
-        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.moovAtEnd.file(), "ffmpeg could not make the fixture")
         try await withOrigin { origin, directory in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             origin.publish("/clip.mp4", bytes, behavior: throttled(128 << 10))
@@ -198,7 +180,7 @@ import Testing
     }
 
     @Test func aFinishedFileIsPlayableThroughout() async throws {
-        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.moovAtEnd.file(), "ffmpeg could not make the fixture")
         let run = try await vfetch(["info", path, "--json"])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         let report = try json(run.standardOutput)
@@ -210,7 +192,7 @@ import Testing
     }
 
     @Test func anUnfinishedDownloadShowsWhatItCanPlay() async throws {
-        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.moovAtEnd.file(), "ffmpeg could not make the fixture")
         try await withOrigin { origin, directory in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             var behavior = OriginBehavior()
@@ -251,7 +233,7 @@ import Testing
     }
 
     @Test func anUnfinishedPartIsNeverCompleteAndPlaysWhatFFmpegDecodesFromItsBytes() async throws {
-        let path = try #require(Self.faststart, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.faststart.file(), "ffmpeg could not make the fixture")
         try await withOrigin { origin, directory in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             origin.publish("/clip.mp4", bytes, behavior: throttled(96 << 10))
@@ -306,7 +288,7 @@ import Testing
     }
 
     @Test func aSparsePartWithoutItsManifestIsRefused() async throws {
-        let path = try #require(Self.faststart, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.faststart.file(), "ffmpeg could not make the fixture")
         try await withOrigin { _, directory in
             // The head of a file and a hole to its length, as an unfinished get leaves it, but no manifest.
             let part = directory + "/clip.mp4.part"
@@ -323,7 +305,7 @@ import Testing
     }
 
     @Test func streamFetchesTheTailAtOnceAndTheResultIsExact() async throws {
-        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.moovAtEnd.file(), "ffmpeg could not make the fixture")
         try await withOrigin { origin, directory in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             var behavior = OriginBehavior()
@@ -345,7 +327,7 @@ import Testing
     }
 
     @Test func streamSaysHowFarItCanPlayWhileItDownloads() async throws {
-        let path = try #require(Self.moovAtEnd, "ffmpeg could not make the fixture")
+        let path = try #require(await Self.moovAtEnd.file(), "ffmpeg could not make the fixture")
         try await withOrigin { origin, directory in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             // 2 connections at 512 KiB/s: about 3 s, so the plain progress line (every 2 s) comes once at least.

@@ -11,19 +11,13 @@ import VFetchCore
 /// and time ranges that are what ffmpeg decodes from those bytes.
 @Suite struct PartInfoTests {
     /// The 12 s clip of `InfoTests` as Matroska (its Cues at the end), made once per run.
-    static let matroska: String? = {
-        let path = NSTemporaryDirectory() + "vfetch-info-matroska-\(getpid()).mkv"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+    static let matroska = MadeOnce(
+        "info-matroska.mkv",
+        ffmpeg: [
+            "-f", "lavfi", "-i",
             "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "12",
-            "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac", path,
-        ]
-        guard (try? process.run()) != nil else { return nil }
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? path : nil
-    }()
+            "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "2M", "-c:a", "aac",
+        ])
 
     /// The frame rate of every fixture: one frame is 40 ms, one GOP (`-g 25`) a second.
     static let frame = 1.0 / 25
@@ -146,10 +140,12 @@ import VFetchCore
         case faststart, moovAtEnd, matroska
         var testDescription: String { rawValue }
         var path: String? {
-            switch self {
-            case .faststart: InfoTests.faststart
-            case .moovAtEnd: InfoTests.moovAtEnd
-            case .matroska: PartInfoTests.matroska
+            get async {
+                switch self {
+                case .faststart: await InfoTests.faststart.file()
+                case .moovAtEnd: await InfoTests.moovAtEnd.file()
+                case .matroska: await PartInfoTests.matroska.file()
+                }
             }
         }
     }
@@ -166,7 +162,7 @@ import VFetchCore
     /// and never more.
     @Test(arguments: Fixture.allCases)
     func aPrefixPlaysAsFarAsFFmpegDecodesIt(_ fixture: Fixture) async throws {
-        let path = try #require(fixture.path, "ffmpeg could not make the fixture")
+        let path = try #require(await fixture.path, "ffmpeg could not make the fixture")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let whole = try await Self.decodedFrames(path)
         #expect(whole.count == 2 && whole.values.allSatisfy { $0.count > 100 }, "ffmpeg decoded \(whole.mapValues(\.count))")
@@ -205,7 +201,7 @@ import VFetchCore
     }
 
     @Test func aPartWithTwoIslandsShowsBothAndResumesFromThem() async throws {
-        let path = try #require(InfoTests.faststart, "ffmpeg could not make the fixture")
+        let path = try #require(await InfoTests.faststart.file(), "ffmpeg could not make the fixture")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let whole = try await Self.decodedFrames(path)
         let duration = try #require(whole[0]?.last).time + Self.frame
@@ -248,7 +244,7 @@ import VFetchCore
     }
 
     @Test func aPartWithoutItsManifestIsNeverCalledComplete() async throws {
-        let path = try #require(InfoTests.faststart, "ffmpeg could not make the fixture")
+        let path = try #require(await InfoTests.faststart.file(), "ffmpeg could not make the fixture")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         try await withOrigin { _, directory in
             // Every byte there and no hole (a preallocated part, or one copied with its holes filled),
@@ -268,7 +264,7 @@ import VFetchCore
     }
 
     @Test func aManifestOfAnotherFileOrADamagedOneIsNotTrusted() async throws {
-        let path = try #require(InfoTests.faststart, "ffmpeg could not make the fixture")
+        let path = try #require(await InfoTests.faststart.file(), "ffmpeg could not make the fixture")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         try await withOrigin { origin, directory in
             let output = directory + "/clip.mp4"

@@ -10,8 +10,8 @@ import Testing
 @Suite struct ServeTests {
     static let mib = 1 << 20
 
-    func fixture() throws -> [UInt8] {
-        let path = try #require(InfoTests.moovAtEnd, "ffmpeg could not make the fixture")
+    func fixture() async throws -> [UInt8] {
+        let path = try #require(await InfoTests.moovAtEnd.file(), "ffmpeg could not make the fixture")
         return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
@@ -32,8 +32,8 @@ import Testing
     }
 
     @Test func aPlayerDecodesTheSameFramesThroughTheServerWhileTheOriginThrottles() async throws {
-        let bytes = try fixture()
-        let original = try await frameChecksums(try #require(InfoTests.moovAtEnd))
+        let bytes = try await fixture()
+        let original = try await frameChecksums(try #require(await InfoTests.moovAtEnd.file()))
         try await withServer(["-c", "8"]) { origin, server, _ in
             origin.publish("/clip.mp4", bytes, behavior: throttled(256 << 10))
             let served = try await frameChecksums(server.stream(origin.url("/clip.mp4")))
@@ -66,10 +66,10 @@ import Testing
     @Test func seekingIntoAnUncachedRegionPlaysFromThereAndFetchesLittleElse() async throws {
         // The 3 MB clip with 12 MiB of `free` box after its moov: a file of 15 MB, of which the seek
         // needs about 2 MB (the head, the index, a window at 8 s).
-        var bytes = try fixture()
+        var bytes = try await fixture()
         let free = 12 << 20
         bytes += [UInt8(free >> 24), UInt8(free >> 16 & 0xFF), 0, 0] + Array("free".utf8) + [UInt8](repeating: 0, count: free - 8)
-        let path = try #require(InfoTests.moovAtEnd)
+        let path = try #require(await InfoTests.moovAtEnd.file())
         let original = try await frameChecksums(path, seek: 8, frames: 10)
         try await withServer(["--prefetch", "none"]) { origin, server, _ in
             origin.publish("/clip.mp4", bytes, behavior: throttled(256 << 10))
@@ -87,9 +87,9 @@ import Testing
     }
 
     @Test func severalPlayersOfTheSameAndOfDifferentFilesAtOnce() async throws {
-        let clip = try fixture()
+        let clip = try await fixture()
         let other = randomBytes(6 * Self.mib, seed: 7)
-        let original = try await frameChecksums(try #require(InfoTests.moovAtEnd))
+        let original = try await frameChecksums(try #require(await InfoTests.moovAtEnd.file()))
         try await withServer { origin, server, directory in
             origin.publish("/clip.mp4", clip, behavior: throttled(256 << 10))
             origin.publish("/other.bin", other, behavior: throttled(512 << 10))
@@ -426,7 +426,7 @@ import Testing
     }
 
     @Test func playStartsAServerAndThePlayer() async throws {
-        let bytes = try fixture()
+        let bytes = try await fixture()
         try await withOrigin { origin, directory in
             origin.publish("/clip.mp4", bytes)
             let cache = directory + "/cache"

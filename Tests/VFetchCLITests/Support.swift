@@ -106,6 +106,33 @@ func readToEnd(_ pipe: Pipe) async -> Data {
     }
 }
 
+/// A file ffmpeg makes once per test run, waited for off Swift's cooperative threads. Made in a
+/// `static let`, an encode (many seconds on a busy machine) held one of those few threads, and every
+/// test that touched the same file meanwhile another: on 2 cores the whole suite stood still behind it.
+actor MadeOnce {
+    let path: String
+    private let arguments: [String]
+    private var making: Task<Bool, Never>?
+
+    /// ffmpeg makes the file `name` (in the temporary directory) with `arguments`, then the path.
+    init(_ name: String, ffmpeg arguments: [String]) {
+        path = NSTemporaryDirectory() + "vfetch-\(name)-\(getpid())." + (name.split(separator: ".").last.map(String.init) ?? "")
+        self.arguments = arguments
+    }
+
+    /// The file's path, once made; nil when ffmpeg could not make it.
+    func file() async -> String? {
+        let making =
+            self.making
+            ?? Task { [path, arguments] in
+                let ffmpeg = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y"] + arguments + [path]
+                return (try? await run("/usr/bin/env", ffmpeg, timeout: .seconds(600)))?.status == 0
+            }
+        self.making = making
+        return await making.value ? path : nil
+    }
+}
+
 /// SHA-256 by coreutils' `sha256sum`, independent of the code under test.
 func sha256(_ bytes: [UInt8]) -> String {
     let path = NSTemporaryDirectory() + "vfetch-sha-" + UUID().uuidString
