@@ -119,7 +119,7 @@ struct RequestGate: Sendable {
                 Rules(methods: [.GET, .HEAD], pages: .refused("the cache's status is not for web pages"))
             case .proof:
                 // Before the token: a client proves the server knows it without sending it (see ServerProof).
-                Rules(methods: nil, pages: .allowed)
+                Rules(methods: [.GET, .HEAD], pages: .allowed)
             case .api:
                 // Each API path answers its own methods (see DownloadAPI).
                 Rules(methods: nil, token: true, pages: .allowed)

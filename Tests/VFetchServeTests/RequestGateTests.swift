@@ -92,6 +92,7 @@ import VFetchCore
         #expect(admitted(gate.decide(head("/api/nothing", bearer)))?.route == .api(["nothing"]))
         // Before the token: the client has the server prove it knows it.
         #expect(admitted(gate.decide(head("/api/proof?nonce=00")))?.route == .proof)
+        #expect(refusal(gate.decide(head("/api/proof?nonce=00", method: .POST)))?.status == .methodNotAllowed)
     }
 
     @Test(arguments: [
