@@ -164,7 +164,8 @@ struct RequestGate: Sendable {
         let rules = resource.rules
         let origin = head.headers.first(name: "Origin")
         let cors = rules.crossOrigin ? crossOrigin.responseHeaders(origin: origin) : []
-        func refuse(_ reply: Reply) -> Verdict {
+        /// The gate's own answer, with the CORS headers of the resource.
+        func answered(_ reply: Reply) -> Verdict {
             var reply = reply
             for (name, value) in cors { reply.headers.replaceOrAdd(name: name, value: value) }
             return .answer(reply)
@@ -174,7 +175,7 @@ struct RequestGate: Sendable {
             let requested = head.headers.first(name: "Access-Control-Request-Headers")
             guard let answer = crossOrigin.preflight(origin: origin, method: method, headers: requested, privateNetwork: privateNetwork)
             else {
-                return refuse(.failure(.forbidden, "this page may not read the cache (serve --allow-origin ORIGIN allows one)"))
+                return answered(.failure(.forbidden, "this page may not read the cache (serve --allow-origin ORIGIN allows one)"))
             }
             return .answer(Reply(status: .noContent, headers: HTTPHeaders(answer)))
         }
@@ -182,21 +183,21 @@ struct RequestGate: Sendable {
             var headers = HTTPHeaders()
             headers.add(name: "WWW-Authenticate", value: "Bearer")
             let body = DownloadAPI.error(.unauthorized, "send the token of the cache directory: Authorization: Bearer TOKEN")
-            return refuse(.content(.unauthorized, type: "application/json", body: body.body, headers: headers))
+            return answered(.content(.unauthorized, type: "application/json", body: body.body, headers: headers))
         }
         if let methods = rules.methods, !methods.contains(head.method) {
-            return refuse(.notAllowed(head.method, allowed: methods))
+            return answered(.notAllowed(head.method, allowed: methods))
         }
         let requester: Requester = isFromWebPage(head) ? .page : .player
         if requester == .page {
             switch rules.pages {
             case .allowed: break
-            case .refused(let reason): return refuse(.failure(.forbidden, reason))
+            case .refused(let reason): return answered(.failure(.forbidden, reason))
             case .sentWithoutQuery:
                 guard components.query != nil else { break }
                 var headers = HTTPHeaders()
                 headers.add(name: "Location", value: components.path)
-                return refuse(.content(.seeOther, type: "text/plain; charset=utf-8", body: [], headers: headers))
+                return answered(.content(.seeOther, type: "text/plain; charset=utf-8", body: [], headers: headers))
             }
         }
         let query = components.queryItems ?? []
@@ -210,7 +211,7 @@ struct RequestGate: Sendable {
         case .stream:
             switch Self.streamRoute(query, requester: requester) {
             case .success(let stream): route = stream
-            case .failure(let refusal): return refuse(.failure(.badRequest, refusal.message))
+            case .failure(let refusal): return answered(.failure(.badRequest, refusal.message))
             }
         }
         return .admit(Admitted(route: route, requester: requester, query: query, corsHeaders: cors))
