@@ -72,7 +72,8 @@ let package = Package(
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
         .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin", "VFetchCore"]),
         .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
-        // The cache entry's state machine, driven directly, and the server's disk threads.
+        // The cache entry's and the playlist's state machines and the request gate, driven directly, and the
+        // server's disk threads.
         .testTarget(
             name: "VFetchServeTests",
             dependencies: [
@@ -81,6 +82,7 @@ let package = Package(
                 "VFetchCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
     ],

@@ -38,7 +38,9 @@ package final class CacheServer: Sendable {
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> CacheServer {
         let clientTimeout = TimeAmount(clientTimeout)
-        let hosts = HostAllowList()
+        // Nothing is admitted until the port is known (0 asks the system for one).
+        let gate = ServerGate(RequestGate(hosts: .none, crossOrigin: crossOrigin, token: token))
+        let router = Router(cache: cache, downloads: downloads, token: token)
         let connections = OpenConnections()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -49,15 +51,13 @@ package final class CacheServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(SendProgressTimeout(timeout: clientTimeout))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        PlayerConnection(
-                            cache: cache, downloads: downloads, token: token, hosts: hosts, connections: connections,
-                            crossOrigin: crossOrigin, idleTimeout: clientTimeout))
+                        PlayerConnection(gate: gate, router: router, connections: connections, idleTimeout: clientTimeout))
                 }
             }
             .bind(host: host, port: port)
             .get()
         let bound = channel.localAddress?.port ?? port
-        hosts.allow(listeningOn: host, port: bound)
+        gate.listening(on: host, port: bound)
         return CacheServer(cache: cache, downloads: downloads, channel: channel, host: host, port: bound)
     }
 
@@ -75,50 +75,16 @@ package final class CacheServer: Sendable {
     }
 }
 
-/// The `Host` values the server answers to, on any address it listens on: its port with an IP
-/// address, `localhost`, the name it was told to listen on, or this machine's name. A web page that
-/// rebinds its own name to the server's address sends its own name, and gets nothing.
-final class HostAllowList: Sendable {
-    private let allowed = Mutex<(names: Set<String>, port: Int)>(([], 0))
+/// The server's `RequestGate`, which every connection asks: it admits nothing until the server knows
+/// the port it listens on.
+final class ServerGate: Sendable {
+    private let gate: Mutex<RequestGate>
 
-    func allow(listeningOn host: String, port: Int) {
-        var names: Set<String> = ["localhost", host.lowercased()]
-        var buffer = [CChar](repeating: 0, count: 256)
-        if gethostname(&buffer, buffer.count) == 0 {
-            let machine = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
-            if !machine.isEmpty { names.formUnion([machine, machine + ".local"]) }
-        }
-        allowed.withLock { $0 = (names, port) }
-    }
+    init(_ gate: RequestGate) { self.gate = Mutex(gate) }
 
-    func allows(_ header: String?) -> Bool {
-        guard let (name, port) = header.flatMap(Self.split) else { return false }
-        return allowed.withLock { allowed in
-            port == allowed.port && (allowed.names.contains(name) || Self.isAddress(name))
-        }
-    }
+    var current: RequestGate { gate.withLock { $0 } }
 
-    /// `name:port` or `[v6]:port`, lowercased, with the default port 80.
-    private static func split(_ header: String) -> (String, Int)? {
-        let value = header.lowercased()
-        if value.hasPrefix("[") {
-            guard let close = value.firstIndex(of: "]") else { return nil }
-            let name = String(value[value.index(after: value.startIndex)..<close])
-            let rest = value[value.index(after: close)...]
-            if rest.isEmpty { return (name, 80) }
-            guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()) else { return nil }
-            return (name, port)
-        }
-        guard let colon = value.lastIndex(of: ":") else { return (value, 80) }
-        guard let port = Int(value[value.index(after: colon)...]) else { return nil }
-        return (String(value[..<colon]), port)
-    }
-
-    private static func isAddress(_ name: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
-    }
+    func listening(on host: String, port: Int) { gate.withLock { $0.hosts = .listening(on: host, port: port) } }
 }
 
 /// Every open player connection, so that too many close the idle ones first (see `ConnectionTable`).

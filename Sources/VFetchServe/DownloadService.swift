@@ -43,16 +43,15 @@ package actor DownloadService {
     package init(directory: String, settings: Settings) {
         queuePath = directory + "/queue.json"
         self.settings = settings
-        guard let data = FileManager.default.contents(atPath: queuePath) else { return }
+        guard let bytes = try? FileSystem.contents(at: queuePath) else { return }
         do {
-            queue = try JSONDecoder().decode(DownloadQueue.self, from: data)
+            queue = try JSONDecoder().decode(DownloadQueue.self, from: Data(bytes))
         } catch {
             // Unreadable, or numbers and requests the queue could not have saved (a counter at its end would
             // overflow on the next add): kept for a look, never silently dropped; the queue starts empty.
             let reason = if case DecodingError.dataCorrupted(let context) = error { context.debugDescription } else { "unreadable" }
             let aside = queuePath + ".damaged"
-            try? FileManager.default.removeItem(atPath: aside)
-            try? FileManager.default.moveItem(atPath: queuePath, toPath: aside)
+            try? FileSystem.rename(queuePath, to: aside)
             FileHandle.standardError.write(
                 Data("vfetch: \(queuePath) is damaged (\(reason)); moved to \(aside), starting with an empty queue\n".utf8))
         }
@@ -264,7 +263,7 @@ package actor DownloadService {
             if let length = now.length, now.rate > 0 { described.eta = Double(length - now.bytesDone) / now.rate }
         } else if let path = item.path {
             if item.state == .done {
-                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+                let size = try? FileSystem.status(at: path).size
                 described.bytesDone = size
                 described.length = size
             } else if let partial = try? PartialDownload(outputPath: path) {
@@ -297,7 +296,7 @@ package actor DownloadService {
 
     private static func deletePartialData(of item: DownloadQueue.Item) {
         guard let path = item.path ?? (item.request.outputIsDirectory ? nil : item.request.output) else { return }
-        for file in SideFiles(output: path).unfinished { try? FileManager.default.removeItem(atPath: file) }
+        for file in SideFiles(output: path).unfinished { try? FileSystem.remove(file) }
     }
 
     private static func spawn(_ program: String, _ arguments: [String]) {

@@ -1,8 +1,61 @@
+import NIOHTTP1
 import VFetchCore
 
 /// The small player page serve answers at `/`: a `<video>` and a URL box, nothing from elsewhere,
 /// so a user can watch through the cache in a browser without anything else.
 enum PlayerPage {
+    /// The page's files, by path.
+    enum File: Equatable, Sendable {
+        case html, script, css
+
+        init?(path: String) {
+            switch path {
+            case "/": self = .html
+            case "/player.js": self = .script
+            case "/player.css": self = .css
+            default: return nil
+            }
+        }
+
+        var type: String {
+            switch self {
+            case .html: "text/html; charset=utf-8"
+            case .script: "text/javascript; charset=utf-8"
+            case .css: "text/css; charset=utf-8"
+            }
+        }
+
+        var text: String {
+            switch self {
+            case .html: PlayerPage.html
+            case .script: PlayerPage.script
+            case .css: PlayerPage.css
+            }
+        }
+
+        var etag: String {
+            switch self {
+            case .html: PlayerPage.htmlETag
+            case .script: PlayerPage.scriptETag
+            case .css: PlayerPage.cssETag
+            }
+        }
+    }
+
+    /// The route of the page's files: each with its ETag, revalidated on every use (a new vfetch may
+    /// bring a new page), cheaply: a 304 when unchanged.
+    static func reply(_ file: File, to head: HTTPRequestHead) -> Reply {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Security-Policy", value: contentSecurityPolicy)
+        headers.add(name: "Cache-Control", value: "no-cache")
+        headers.add(name: "ETag", value: file.etag)
+        switch head.preconditions(etag: file.etag, lastModified: nil) {
+        case .proceed: return .content(.ok, type: file.type, body: Array(file.text.utf8), headers: headers)
+        case .notModified: return Reply(status: .notModified, headers: headers)
+        case .preconditionFailed: return .failure(.preconditionFailed, "a precondition (If-Match) failed")
+        }
+    }
+
     /// Only this page's own script and the cache's media; no frame may embed it.
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'self'; media-src 'self'; style-src 'self'; form-action 'self'; "
