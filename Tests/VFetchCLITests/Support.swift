@@ -134,24 +134,9 @@ actor MadeOnce {
 }
 
 /// SHA-256 by coreutils' `sha256sum`, independent of the code under test.
-func sha256(_ bytes: [UInt8]) -> String {
-    let path = NSTemporaryDirectory() + "vfetch-sha-" + UUID().uuidString
-    _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return (try? sha256(file: path)) ?? "unreadable"
-}
+func sha256(_ bytes: [UInt8]) -> String { (try? sha256sum(bytes)) ?? "unreadable" }
 
-func sha256(file path: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [path]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(String(decoding: data, as: UTF8.self).prefix(64))
-}
+func sha256(file path: String) throws -> String { try sha256sum(file: path) }
 
 func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 
