@@ -319,9 +319,9 @@ import Testing
             let moov = try #require(topLevelBoxes(bytes).first { $0.type == "moov" })
             #expect(moov.range.lowerBound >= bytes.count - (512 << 10))
             let ranges = origin.requests.compactMap { $0.header("range") }
-            // (A suffix range is asked only before the length is known. On a busy machine the origin once
-            // recorded it after the exact index's request.)
-            #expect(ranges.first == "bytes=0-" && ranges.contains("bytes=-\(512 << 10)"), "ranges: \(ranges)")
+            // (A suffix range is asked only before the length is known. Which of the two the origin sees
+            // first, and whether the exact index's request comes between, is the scheduler's.)
+            #expect(ranges.contains("bytes=0-") && ranges.contains("bytes=-\(512 << 10)"), "ranges: \(ranges)")
             let starts = ranges.compactMap { Int($0.dropFirst("bytes=".count).split(separator: "-").first ?? "") }
             // (Split points are at least 64 KiB in; a stopped head would be asked again from its first bytes.)
             #expect(!starts.contains { $0 > 0 && $0 < 64 << 10 }, "the head was not asked again: \(ranges)")
