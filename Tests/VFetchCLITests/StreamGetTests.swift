@@ -413,7 +413,11 @@ struct LiveStreamTests {
             #expect(result.status == 0, "\(result.standardError)")
             let probed = try await StreamGetTests.probe(output)
             #expect(probed.kinds.sorted() == ["audio", "video"])
-            #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
+            // What was kept when Ctrl-C came, exact: the source's first frames (a segment asked for may
+            // still have been on its way, on a busy machine).
+            let recorded = try await StreamGetTests.videoFrames(output)
+            let source = try await StreamGetTests.videoFrames(fixture.path(fixture.source))
+            #expect(!recorded.isEmpty && source.starts(with: recorded), "\(recorded.count) of \(source.count) frames")
         }
     }
 
