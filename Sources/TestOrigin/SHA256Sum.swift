@@ -5,7 +5,7 @@ import Foundation
 /// seconds on one of the few threads Swift's concurrency has; tests waiting on the others starved.)
 /// The output goes to a file, not a pipe: a pipe read to its end waits for every process started
 /// meanwhile that holds a copy of its write end.
-public func sha256sum(file path: String) throws -> String {
+public func sha256(file path: String) throws -> String {
     let output = NSTemporaryDirectory() + "vfetch-sha256-" + UUID().uuidString
     FileManager.default.createFile(atPath: output, contents: nil)
     defer { try? FileManager.default.removeItem(atPath: output) }
@@ -21,12 +21,10 @@ public func sha256sum(file path: String) throws -> String {
     return String(try String(contentsOfFile: output, encoding: .utf8).prefix(64))
 }
 
-/// SHA-256 of `bytes` the same way, through a temporary file.
-public func sha256sum(_ bytes: [UInt8]) throws -> String {
+/// SHA-256 of `bytes` the same way, through a temporary file; "unreadable" when that cannot be written.
+public func sha256(_ bytes: [UInt8]) -> String {
     let path = NSTemporaryDirectory() + "vfetch-sha256-input-" + UUID().uuidString
-    guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
-        throw CocoaError(.fileWriteUnknown)
-    }
+    guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return "unreadable" }
     defer { try? FileManager.default.removeItem(atPath: path) }
-    return try sha256sum(file: path)
+    return (try? sha256(file: path)) ?? "unreadable"
 }

@@ -53,27 +53,26 @@ struct CompressedHeaders {
         _ source: any MediaByteSource
     ) -> Verdict? {
         let bytes = window.assumingMemoryBound(to: UInt8.self)
-        func next(_ byte: Character, from index: Int) -> Int? {
-            guard index < end, let base = window.baseAddress,
-                let found = memchr(base + index, Int32(byte.asciiValue!), end - index)
+        func next(_ byte: UInt8, from index: Int) -> Int? {
+            guard index < end, let base = window.baseAddress, let found = memchr(base + index, Int32(byte), end - index)
             else { return nil }
             return base.distance(to: found)
         }
-        var movie = next("d", from: 0)
-        var tag = next("I", from: 0)
+        var movie = next(UInt8(ascii: "d"), from: 0)
+        var tag = next(UInt8(ascii: "I"), from: 0)
         while movie != nil || tag != nil {
             if let index = movie, index < tag ?? .max {
                 if index + longest > seam, isCompressedMovie(bytes, at: index) {
                     return .refused("a compressed movie header (cmov), which vfetch does not open")
                 }
-                movie = next("d", from: index + 1)
+                movie = next(UInt8(ascii: "d"), from: index + 1)
             } else if let index = tag {
                 if index + ID3Header.size > seam, let header = ID3Header(bytes, at: index),
                     let verdict = header.compressedFrame(at: offset + Int64(index), in: source)
                 {
                     return verdict
                 }
-                tag = next("I", from: index + 1)
+                tag = next(UInt8(ascii: "I"), from: index + 1)
             }
         }
         return nil

@@ -116,7 +116,7 @@ actor MadeOnce {
 
     /// ffmpeg makes the file `name` (in the temporary directory) with `arguments`, then the path.
     init(_ name: String, ffmpeg arguments: [String]) {
-        path = NSTemporaryDirectory() + "vfetch-\(name)-\(getpid())." + (name.split(separator: ".").last.map(String.init) ?? "")
+        path = NSTemporaryDirectory() + "vfetch-\(getpid())-\(name)"
         self.arguments = arguments
     }
 
@@ -132,11 +132,6 @@ actor MadeOnce {
         return await making.value ? path : nil
     }
 }
-
-/// SHA-256 by coreutils' `sha256sum`, independent of the code under test.
-func sha256(_ bytes: [UInt8]) -> String { (try? sha256sum(bytes)) ?? "unreadable" }
-
-func sha256(file path: String) throws -> String { try sha256sum(file: path) }
 
 func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 

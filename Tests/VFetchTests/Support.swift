@@ -1,11 +1,6 @@
 import Foundation
 import TestOrigin
 import VFetch
-import VFetchCore
-
-func sha256(_ bytes: [UInt8]) -> String { (try? sha256sum(bytes)) ?? "unreadable" }
-
-func sha256(file path: String) throws -> String { try sha256sum(file: path) }
 
 /// A fresh directory under the system's temporary directory.
 func makeTemporaryDirectory() throws -> String {
