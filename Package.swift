@@ -26,11 +26,12 @@ let package = Package(
         // libavformat's headers (Debian's libavformat-dev); the libraries are opened at run time.
         .systemLibrary(name: "CAVFormat", providers: [.apt(["libavformat-dev"])]),
         // Pure Swift: ranges, the segment scheduler, response validation. Knows no C but through
-        // swift-crypto (SHA-256, HMAC).
+        // swift-crypto (SHA-256, HMAC, AES-128-CBC).
         .target(
             name: "VFetchCore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // HLS playlists and DASH manifests: parsed into one catalog of tracks and segments. Pure Swift
