@@ -68,12 +68,14 @@ final class StreamParts {
                         guard read > 0 else { throw Errno(rawValue: EIO) }
                         filled += read
                     }
-                    var plain = try cipher.decryptBlocks(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])))
+                    let step = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+                    try cipher.decryptInPlace(step)
+                    var plainCount = count
                     if offset + Int64(count) == length {
-                        try AES128CBC.removePadding(&plain)
-                        size = offset + Int64(plain.count)
+                        plainCount -= try AES128CBC.paddingLength(UnsafeRawBufferPointer(step))
+                        size = offset + Int64(plainCount)
                     }
-                    try FileSystem.write(plain, to: fd, at: offset)
+                    try FileSystem.write(UnsafeRawBufferPointer(rebasing: step[0..<plainCount]), to: fd, at: offset)
                     offset += Int64(count)
                 }
                 try FileSystem.setLength(fd, size)

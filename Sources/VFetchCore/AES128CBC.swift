@@ -5,8 +5,9 @@ import Foundation
 /// AES-128 decryption in CBC mode, what HLS `METHOD=AES-128` segments need (RFC 8216 5.2): whole-segment
 /// CBC with PKCS7 padding. The cipher is swift-crypto's (BoringSSL's, with the CPU's AES instructions).
 ///
-/// Decrypt a whole segment with ``decrypt(_:key:iv:)``, or one as it arrives: ``decryptBlocks(_:)``
-/// for every run of whole blocks, in order, then ``removePadding(_:)`` on the plaintext's end.
+/// Decrypt a whole segment with ``decrypt(_:key:iv:)``, or one a step at a time: ``decryptInPlace(_:)``
+/// (or ``decryptBlocks(_:)``) for every run of whole blocks, in order, then ``paddingLength(_:)`` (or
+/// ``removePadding(_:)``) on the plaintext's end.
 package struct AES128CBC: Sendable {
     /// Why bytes could not be decrypted.
     package enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
@@ -57,24 +58,41 @@ package struct AES128CBC: Sendable {
 
     /// Decrypts whole blocks, continuing the chain from the blocks decrypted before; removes no padding.
     package mutating func decryptBlocks(_ ciphertext: [UInt8]) throws(Failure) -> [UInt8] {
-        guard ciphertext.count % Self.blockSize == 0 else { throw .ciphertextLength(ciphertext.count) }
-        guard !ciphertext.isEmpty else { return [] }
+        var blocks = ciphertext
+        let decrypted = blocks.withUnsafeMutableBytes { blocks in Result { () throws(Failure) in try decryptInPlace(blocks) } }
+        try decrypted.get()
+        return blocks
+    }
+
+    /// Decrypts whole blocks where they are, continuing the chain from the blocks decrypted before;
+    /// removes no padding. What a segment on disk is decrypted with, a buffer at a time: no copy of
+    /// ours, so a step allocates only the library's two buffers.
+    package mutating func decryptInPlace(_ blocks: UnsafeMutableRawBufferPointer) throws(Failure) {
+        guard blocks.count % Self.blockSize == 0 else { throw .ciphertextLength(blocks.count) }
+        guard !blocks.isEmpty else { return }
         do {
-            let plaintext = try AES._CBC.decrypt(ciphertext, using: key, iv: chain, noPadding: true)
-            chain = try AES._CBC.IV(ivBytes: ciphertext.suffix(Self.blockSize))
-            return [UInt8](plaintext)
+            let next = try AES._CBC.IV(ivBytes: UnsafeRawBufferPointer(rebasing: blocks[(blocks.count - Self.blockSize)...]))
+            let plaintext = try AES._CBC.decrypt(UnsafeRawBufferPointer(blocks), using: key, iv: chain, noPadding: true)
+            guard plaintext.copyBytes(to: blocks) == blocks.count else { throw Failure.ciphertextLength(blocks.count) }
+            chain = next
         } catch {
-            // The key, the IV and the length were checked above: the library refuses nothing else.
-            throw .ciphertextLength(ciphertext.count)
+            // The key, the IV and the length were checked before: the library refuses nothing else.
+            throw .ciphertextLength(blocks.count)
         }
     }
 
     /// Removes PKCS7 padding from the end of a decrypted message: 1 to 16 bytes, each holding the count.
     package static func removePadding(_ plaintext: inout [UInt8]) throws(Failure) {
+        let count = plaintext.withUnsafeBytes { plaintext in Result { () throws(Failure) in try paddingLength(plaintext) } }
+        plaintext.removeLast(try count.get())
+    }
+
+    /// How many bytes of PKCS7 padding end a decrypted message.
+    package static func paddingLength(_ plaintext: UnsafeRawBufferPointer) throws(Failure) -> Int {
         guard let count = plaintext.last.map(Int.init), (1...blockSize).contains(count), count <= plaintext.count,
             plaintext[(plaintext.count - count)...].allSatisfy({ Int($0) == count })
         else { throw .badPadding }
-        plaintext.removeLast(count)
+        return count
     }
 
     /// The IV of an HLS segment whose `EXT-X-KEY` gives none: its media sequence number as a
