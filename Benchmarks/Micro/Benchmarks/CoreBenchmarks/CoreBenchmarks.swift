@@ -137,10 +137,13 @@ let benchmarks: @Sendable () -> Void = {
         url: "https://media.example.com/videos/2024/keynote-4k.mp4?token=abcdef0123456789",
         finalURL: "https://cdn-17.example.net/v/2024/keynote-4k.mp4?sig=0123456789abcdef&exp=1700000000",
         length: fourGiB, etag: "\"5f3c-1a2b3c4d5e6f\"", lastModified: "Tue, 14 Nov 2023 08:12:31 GMT",
-        contentType: "video/mp4", created: Date(timeIntervalSince1970: 1_700_000_000), blocks: blocks)
+        contentType: "video/mp4", created: Date(timeIntervalSince1970: 1_700_000_000), blocks: blocks,
+        part: PartIdentity(device: 2049, inode: 1_234_567),
+        tags: Dictionary(uniqueKeysWithValues: blocks.completeBlocks.map { ($0, UInt32(truncatingIfNeeded: $0 &* 2_654_435_761)) }))
     let manifestBytes = manifest.encoded()
 
-    // Written after every flush: JSON line + SHA-256 trailer, with a 2 KiB bitmap as base64.
+    // Written after every flush: JSON line + SHA-256 trailer, with a 2 KiB bitmap and the complete
+    // blocks' 32 KiB of tags as base64.
     Benchmark("Manifest.encoded", configuration: configuration(mallocSlack: 10)) { benchmark in
         blackHole(manifest.encoded())
     }
