@@ -56,7 +56,8 @@ final class StreamParts {
                 guard length > 0, length % Int64(AES128CBC.blockSize) == 0 else {
                     throw SealFailure.decryption("\(length) bytes, not whole AES blocks")
                 }
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.step, alignment: 16)
+                // Page-aligned: the kernel's copies into a buffer 16 bytes past a page ran 2-3x slower.
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.step, alignment: 4096)
                 defer { buffer.deallocate() }
                 var offset: Int64 = 0
                 while offset < length {
