@@ -28,6 +28,8 @@ let package = Package(
             path: "Benchmarks/CoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // vfetch's SHA-256 and AES-128-CBC on a whole file, for crypto-vs-openssl.sh.
+        .executableTarget(name: "CryptoFile", dependencies: ["VFetchCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -201,6 +201,22 @@ let benchmarks: @Sendable () -> Void = {
         }
         blackHole(hash)
     }
+
+    // MARK: AES128CBC
+
+    // An HLS segment decrypted as StreamParts.seal does: 16 MiB per iteration, in place, 1 MiB steps
+    // through one cipher (throughput in MiB/s = 16 / p50 seconds). Decrypting the bytes again each
+    // iteration costs the same: CBC decrypts any whole blocks.
+    let segment = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 << 20, alignment: 4096)
+    for index in segment.indices { segment[index] = UInt8(truncatingIfNeeded: index &* 31 &+ 7) }
+    Benchmark("AES128CBC.decryptInPlace", configuration: configuration()) { benchmark in
+        var cipher = try AES128CBC(key: [UInt8](repeating: 7, count: 16), iv: [UInt8](repeating: 9, count: 16))
+        benchmark.startMeasurement()
+        for start in stride(from: 0, to: segment.count, by: 1 << 20) {
+            try cipher.decryptInPlace(UnsafeMutableRawBufferPointer(rebasing: segment[start..<start + (1 << 20)]))
+        }
+        blackHole(segment[0])
+    }
 }
 
 extension Int {
