@@ -56,7 +56,8 @@ final class StreamParts {
                 guard length > 0, length % Int64(AES128CBC.blockSize) == 0 else {
                     throw SealFailure.decryption("\(length) bytes, not whole AES blocks")
                 }
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.step, alignment: 16)
+                // Page-aligned: the kernel's copies into a buffer 16 bytes past a page ran 2-3x slower.
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.step, alignment: 4096)
                 defer { buffer.deallocate() }
                 var offset: Int64 = 0
                 while offset < length {
@@ -68,12 +69,14 @@ final class StreamParts {
                         guard read > 0 else { throw Errno(rawValue: EIO) }
                         filled += read
                     }
-                    var plain = try cipher.decryptBlocks(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])))
+                    let step = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+                    try cipher.decryptInPlace(step)
+                    var plainCount = count
                     if offset + Int64(count) == length {
-                        try AES128CBC.removePadding(&plain)
-                        size = offset + Int64(plain.count)
+                        plainCount -= try AES128CBC.paddingLength(UnsafeRawBufferPointer(step))
+                        size = offset + Int64(plainCount)
                     }
-                    try FileSystem.write(plain, to: fd, at: offset)
+                    try FileSystem.write(UnsafeRawBufferPointer(rebasing: step[0..<plainCount]), to: fd, at: offset)
                     offset += Int64(count)
                 }
                 try FileSystem.setLength(fd, size)

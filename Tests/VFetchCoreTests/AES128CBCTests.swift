@@ -53,6 +53,26 @@ import VFetchCore
         #expect(try AES128CBC.decrypt(cipher, key: key, iv: iv) == plain)
     }
 
+    /// A message of several steps, decrypted as the stream parts are (step by step, the chain carried
+    /// from one step to the next, the padding removed from the last), against `openssl enc`.
+    @Test(
+        .enabled(if: opensslIsInstalled, "openssl encrypts the messages, and it is not installed"),
+        arguments: [1 << 20, 4096 + 48])
+    func decryptsStepByStep(step: Int) throws {
+        var generator = SplitMix(seed: UInt64(step))
+        let key = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let iv = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let plain = (0..<(2 << 20) + 5).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        let cipher = try openssl(["enc", "-aes-128-cbc", "-K", hexString(key), "-iv", hexString(iv)], input: plain)
+        var decryptor = try AES128CBC(key: key, iv: iv)
+        var decrypted: [UInt8] = []
+        for start in stride(from: 0, to: cipher.count, by: step) {
+            decrypted += try decryptor.decryptBlocks(Array(cipher[start..<min(start + step, cipher.count)]))
+        }
+        try AES128CBC.removePadding(&decrypted)
+        #expect(decrypted == plain)
+    }
+
     @Test(.enabled(if: opensslIsInstalled, "openssl encrypts the messages, and it is not installed"))
     func badLengthsAndPaddingAreNamedErrors() throws {
         let key = [UInt8](repeating: 7, count: 16)

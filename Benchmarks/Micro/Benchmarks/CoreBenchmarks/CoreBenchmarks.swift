@@ -137,10 +137,13 @@ let benchmarks: @Sendable () -> Void = {
         url: "https://media.example.com/videos/2024/keynote-4k.mp4?token=abcdef0123456789",
         finalURL: "https://cdn-17.example.net/v/2024/keynote-4k.mp4?sig=0123456789abcdef&exp=1700000000",
         length: fourGiB, etag: "\"5f3c-1a2b3c4d5e6f\"", lastModified: "Tue, 14 Nov 2023 08:12:31 GMT",
-        contentType: "video/mp4", created: Date(timeIntervalSince1970: 1_700_000_000), blocks: blocks)
+        contentType: "video/mp4", created: Date(timeIntervalSince1970: 1_700_000_000), blocks: blocks,
+        part: PartIdentity(device: 2049, inode: 1_234_567),
+        tags: Dictionary(uniqueKeysWithValues: blocks.completeBlocks.map { ($0, UInt32(truncatingIfNeeded: $0 &* 2_654_435_761)) }))
     let manifestBytes = manifest.encoded()
 
-    // Written after every flush: JSON line + SHA-256 trailer, with a 2 KiB bitmap as base64.
+    // Written after every flush: JSON line + SHA-256 trailer, with a 2 KiB bitmap and the complete
+    // blocks' 32 KiB of tags as base64.
     Benchmark("Manifest.encoded", configuration: configuration(mallocSlack: 10)) { benchmark in
         blackHole(manifest.encoded())
     }
@@ -197,6 +200,22 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
         blackHole(hash)
+    }
+
+    // MARK: AES128CBC
+
+    // An HLS segment decrypted as StreamParts.seal does: 16 MiB per iteration, in place, 1 MiB steps
+    // through one cipher (throughput in MiB/s = 16 / p50 seconds). Decrypting the bytes again each
+    // iteration costs the same: CBC decrypts any whole blocks.
+    let segment = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 << 20, alignment: 4096)
+    for index in segment.indices { segment[index] = UInt8(truncatingIfNeeded: index &* 31 &+ 7) }
+    Benchmark("AES128CBC.decryptInPlace", configuration: configuration()) { benchmark in
+        var cipher = try AES128CBC(key: [UInt8](repeating: 7, count: 16), iv: [UInt8](repeating: 9, count: 16))
+        benchmark.startMeasurement()
+        for start in stride(from: 0, to: segment.count, by: 1 << 20) {
+            try cipher.decryptInPlace(UnsafeMutableRawBufferPointer(rebasing: segment[start..<start + (1 << 20)]))
+        }
+        blackHole(segment[0])
     }
 }
 
