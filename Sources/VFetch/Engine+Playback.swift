@@ -50,7 +50,7 @@ extension Engine {
             return false
         }
         let asked = (length - Self.playbackTail)..<length
-        if ResponseVerdict.check(transfer.head, asked: asked, remote: remote) == .accept {
+        if case .part = ResponseVerdict.check(transfer.head, asked: asked, remote: remote) {
             transfer.id = scheduler?.adopt(from: asked.lowerBound, now: now)
         }
         guard transfer.id != nil else {

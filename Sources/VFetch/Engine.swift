@@ -224,11 +224,15 @@ final class Engine {
         if transfer.isTail { return tailAnswered(transfer) }
         guard let remote else { return false }
         switch ResponseVerdict.check(transfer.head, asked: transfer.range, remote: remote) {
-        case .accept:
+        case .part,
+            .whole where (transfer.range?.lowerBound ?? 0) == 0:
             transfer.accepted = true
             if let hostClaim { HostConnections.shared.accepted(hostClaim, working: answeredTransfers) }
             return true
-        case .rangeIgnored(let reason):
+        case .whole:
+            fallbackReason = fallbackReason ?? "200 with the whole file to a ranged request"
+            transfer.abort = .stopped
+        case .wrongRange(let reason):
             fallbackReason = fallbackReason ?? reason
             transfer.abort = .stopped
         case .remoteChanged(let reason):
@@ -239,6 +243,8 @@ final class Engine {
             transfer.abort = .expired(status: status)
         case .fail(let status):
             fail(.httpStatus(status, url: transfer.url), transfer)
+        case .notModified:
+            fail(.httpStatus(304, url: transfer.url), transfer)
         }
         return false
     }

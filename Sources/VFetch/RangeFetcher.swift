@@ -99,15 +99,15 @@ private let rangeSinkHeader: EasyHandle.DataCallback = { data, size, count, user
     let sink = Unmanaged<RangeSink>.fromOpaque(userdata!).takeUnretainedValue()
     let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
     guard sink.head.add(line: line), sink.head.status >= 200, !sink.head.isRedirect else { return size * count }
-    // Only a 206 for the bytes asked, or a 200 when asking from 0, may be written.
-    let contentRange = sink.head.header("content-range").flatMap(ContentRange.init)
-    let fine =
-        (sink.head.status == 206 && contentRange?.range?.lowerBound == sink.offset)
-        || (sink.head.status == 200 && sink.offset == 0)
-    if !fine {
-        sink.failure =
-            ResponseVerdict.forStatus(sink.head) == nil
-            ? .badResponse("the server did not answer the range request as asked") : .httpStatus(sink.head.status, url: sink.url)
+    // Only the bytes asked (a 206), or the whole file when asking from 0 (a 200), may be written.
+    switch ResponseVerdict.check(sink.head, asked: sink.offset..<(sink.offset + sink.limit)) {
+    case .part: break
+    case .whole where sink.offset == 0: break
+    case .retry(let status, _), .expired(let status), .fail(let status):
+        sink.failure = .httpStatus(status, url: sink.url)
+        return 0
+    default:
+        sink.failure = .badResponse("the server did not answer the range request as asked")
         return 0
     }
     return size * count

@@ -350,30 +350,31 @@ private final class Piece {
     /// Whether a 200 answered a part: the whole fetch came.
     var answeredWhole: Bool { part != nil && head.status == 200 }
 
-    /// Judges the final response's head: 200, or a 206 for the range asked (cut at the file's end).
+    /// Judges the final response's head (`ResponseVerdict`) and opens the window its body is read through.
     func accept() -> Bool {
-        let status = head.status
-        let retryAfter = head.header("retry-after").flatMap { ResponseVerdict.retryAfter($0, now: Date()) }
-        switch status {
-        case 200: break
-        case 304 where request.acceptsNotModified && request.range == nil: break
-        case 206:
-            guard let asked, let answered = head.header("content-range").flatMap(ContentRange.init),
-                let range = answered.range, range.lowerBound == asked.lowerBound,
-                range.upperBound == asked.upperBound || range.upperBound == answered.total
-            else {
-                refused = .invalid("a 206 for other bytes than asked (\(head.header("content-range") ?? "no Content-Range"))")
-                return false
-            }
-            self.answered = range
+        let limit = request.limit
+        let whole = request.range == nil
+        // A 206 sends what it says; a 200 the resource from its first byte, of which the fetch is `request.range`.
+        let start: Int64
+        let wanted: Range<Int64>?
+        switch ResponseVerdict.check(head, asked: asked, conditional: request.acceptsNotModified && whole) {
+        case .part(let range, let total):
+            (start, wanted, answered) = (range.lowerBound, range, range)
             // A fetch of a whole resource learns its length here; one of a byte range knew it.
-            if request.range == nil, let total = answered.total { totalLength = total }
-        default:
-            refused = .status(status, retryAfter: retryAfter)
+            if whole, let total { totalLength = total }
+        case .whole, .notModified:
+            (start, wanted) = (0, request.range)
+        case .wrongRange, .remoteChanged:
+            refused = .invalid("a 206 for other bytes than asked (\(head.header("content-range") ?? "no Content-Range"))")
+            return false
+        case .retry(let status, let after):
+            refused = .status(status, retryAfter: after)
+            return false
+        case .expired(let status), .fail(let status):
+            refused = .status(status, retryAfter: nil)
             return false
         }
-        let limit = request.limit
-        if let length = head.header("content-length").flatMap(Int64.init), length > limit, status == 206 || request.range == nil {
+        if let length = head.header("content-length").flatMap(Int64.init), length > limit, head.status == 206 || whole {
             refused = .invalid("\(length) bytes, more than a segment may have (\(limit))")
             return false
         }
@@ -381,14 +382,10 @@ private final class Piece {
             refused = .invalid("\(total) bytes, more than a segment may have (\(limit))")
             return false
         }
-        // A 206 sends what it says; a 200 the resource from its first byte, of which the fetch is `request.range`.
-        let opened = ResponseWindow.opening(
-            start: status == 206 ? answered?.lowerBound ?? 0 : 0, wanted: status == 206 ? answered : request.range,
-            base: request.range?.lowerBound ?? 0, limit: limit)
-        switch opened {
+        switch ResponseWindow.opening(start: start, wanted: wanted, base: request.range?.lowerBound ?? 0, limit: limit) {
         case .success(let window): self.window = window
         case .failure(let refusal):
-            refused = .invalid(status == 200 ? "a whole file (200) for a byte range: \(refusal.reason)" : refusal.reason)
+            refused = .invalid(head.status == 200 ? "a whole file (200) for a byte range: \(refusal.reason)" : refusal.reason)
             return false
         }
         return true
