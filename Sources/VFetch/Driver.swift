@@ -47,6 +47,10 @@ final class Driver {
     private let share: ShareHandle
     /// A player waits on the first request to each host (see `HostBudget.allowance`).
     private let urgent: Bool
+    /// Data gathers before each wake (`WakePacing`): for a file's long requests, where it saves the CPU
+    /// of waking for every TLS record of many HTTP/2 streams. A stream's pieces and info's ranges are
+    /// short: each late wake would leave a connection idle between two of them.
+    private let pacesWakes: Bool
     private(set) var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     /// The job being run; set for the length of `run`.
     private(set) var job: (any DriverJob)!
@@ -68,10 +72,11 @@ final class Driver {
     /// How soon a turn comes again when a host had no room: another download's transfer may end any time.
     static let roomWait = 0.02
 
-    init(options: DownloadOptions, signal: CancelSignal, urgent: Bool = false) throws(DownloadError) {
+    init(options: DownloadOptions, signal: CancelSignal, urgent: Bool = false, pacesWakes: Bool = false) throws(DownloadError) {
         self.options = options
         self.signal = signal
         self.urgent = urgent
+        self.pacesWakes = pacesWakes
         do {
             multi = try MultiHandle()
             share = try ShareHandle()
@@ -113,7 +118,7 @@ final class Driver {
             guard wait > 0, !signal.isCancelled else { continue }
             if waitingForRoom { wait = min(wait, Self.roomWait) }
             wait = min(wait, pauseWait)
-            multi.poll(timeoutMilliseconds: max(1, Int((wait * 1000).rounded(.up))))
+            multi.poll(timeoutMilliseconds: max(1, Int((wait * 1000).rounded(.up))), paced: pacesWakes)
         }
     }
 

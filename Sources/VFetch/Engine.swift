@@ -86,7 +86,7 @@ final class Engine {
         self.events = events
         self.signal = signal
         // A player waits on the probe of a cache entry's download.
-        driver = try Driver(options: options, signal: signal, urgent: demand != nil)
+        driver = try Driver(options: options, signal: signal, urgent: demand != nil, pacesWakes: true)
         requestURL = url
         requestHost = HostConnections.host(of: url)
         connectionLimit = max(1, options.connections)
