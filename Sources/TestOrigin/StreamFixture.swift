@@ -114,6 +114,17 @@ public struct StreamFixture: Sendable {
         try await SharedStreamFixtures.shared.fixture(kind)
     }
 
+    /// The checksums of the decoded video frames of the media file at `path`, in order: the last column
+    /// of ffmpeg's `framemd5` (timestamps differ between containers), to compare a download with its source.
+    public static func videoFrames(of path: String) async throws -> [String] {
+        let decode = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-i", path, "-map", "0:v", "-f", "framemd5", "-"]
+        let (status, output) = await runTool(decode, output: true)
+        guard status == 0 else { throw StreamFixtureFailure(description: "ffmpeg cannot decode the video of \(path)") }
+        return output.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
+            $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
     // MARK: Commands
 
     private static let lavfiSources = [
@@ -208,26 +219,27 @@ public struct StreamFixtureFailure: Error, CustomStringConvertible {
 }
 
 /// Runs a command (looked up on `PATH`) on a thread of its own, since waiting for it must not hold
-/// a thread of Swift's cooperative pool, and answers its exit status and error output.
-private func runTool(_ command: [String]) async -> (status: Int32, errors: String) {
+/// a thread of Swift's cooperative pool, and answers its exit status and its error output, or its
+/// output when `output` (its errors then go nowhere: a full pipe nobody reads would stall it).
+private func runTool(_ command: [String], output: Bool = false) async -> (status: Int32, text: String) {
     await withCheckedContinuation { continuation in
         Thread {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = command
-            let errors = Pipe()
+            let pipe = Pipe()
             process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = errors
+            process.standardOutput = output ? pipe : FileHandle.nullDevice
+            process.standardError = output ? FileHandle.nullDevice : pipe
             do {
                 try process.run()
             } catch {
                 continuation.resume(returning: (-1, "\(error)"))
                 return
             }
-            let output = errors.fileHandleForReading.readDataToEndOfFile()
+            let text = pipe.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            continuation.resume(returning: (process.terminationStatus, String(decoding: output, as: UTF8.self)))
+            continuation.resume(returning: (process.terminationStatus, String(decoding: text, as: UTF8.self)))
         }.start()
     }
 }

@@ -199,10 +199,10 @@ final class MultiHandle {
     private lazy var pacing = WakePacing(now: started.secondsAgo)
 
     /// Waits for socket activity, a wakeup, or the timeout; while data flows, first lets it gather
-    /// as `WakePacing` says (the wait counted against the timeout).
-    func poll(timeoutMilliseconds: Int) {
+    /// as `WakePacing` says (the wait counted against the timeout), when `paced`.
+    func poll(timeoutMilliseconds: Int, paced: Bool) {
         var timeout = timeoutMilliseconds
-        let pause = pacing.pause(now: started.secondsAgo, delivered: bytesDelivered, timeout: Double(timeout) / 1000)
+        let pause = paced ? pacing.pause(now: started.secondsAgo, delivered: bytesDelivered, timeout: Double(timeout) / 1000) : 0
         if pause > 0 {
             usleep(UInt32(pause * 1_000_000))
             timeout = max(0, timeout - Int((pause * 1000).rounded(.up)))

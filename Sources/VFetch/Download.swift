@@ -39,7 +39,7 @@ public final class Download: Sendable {
         let result = await withTaskCancellationHandler {
             await onOwnThread(named: "vfetch-transfers") { () -> Result<DownloadSummary, DownloadError> in
                 // The engines (and the side file's lock) are gone before the caller hears, so it may start again at once.
-                do {
+                do throws(DownloadError) {
                     var engine = try Engine(
                         url: url, destination: destination, options: options, events: events, signal: signal, demand: demand)
                     let result = engine.run()
@@ -53,7 +53,7 @@ public final class Download: Sendable {
                     engine = try Engine(url: url, destination: destination, options: restart, events: events, signal: signal)
                     return engine.run()
                 } catch {
-                    return .failure(.transferFailed("cannot start libcurl: \(error)"))
+                    return .failure(error)
                 }
             }
         } onCancel: {

@@ -235,8 +235,7 @@ extension Engine {
 
     /// Writes what every transfer's buffer holds to the file.
     func flushWriteBuffers() throws(DownloadError) {
-        guard let file else { return }
-        for transfer in transfers.values { try transfer.pending.flush(to: file) }
+        for transfer in transfers { try transfer.sink?.flush() }
     }
 
     func finish() throws(DownloadError) -> DownloadSummary {
@@ -270,8 +269,8 @@ extension Engine {
         }
         reportProgress(force: true)
         let summary = DownloadSummary(
-            path: outputPath, bytes: total, seconds: now, connections: connectionsOpened,
-            peakConnections: peakConnections, retries: scheduler.retries, sha256: digest, resumedBytes: resumedBytes,
+            path: outputPath, bytes: total, seconds: now, connections: driver.connectionsOpened,
+            peakConnections: driver.peakTransfers, retries: scheduler.retries, sha256: digest, resumedBytes: resumedBytes,
             duplicateBytes: duplicateBytes)
         events.yield(.finished(summary))
         return summary

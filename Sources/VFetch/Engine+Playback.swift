@@ -6,8 +6,8 @@ extension Engine {
     func planPlayback(length: Int64) {
         scheduler?.playback = SegmentScheduler.Playback(
             lookahead: demand?.lookahead ?? 8 << 20, chunk: 1 << 20, windowsOnly: demand.map { $0.prefetch != .full } ?? false)
-        // The request sent with the probe takes the tail when it answers (or, failing that, `transferDone` asks).
-        if demand?.prefetch != ReaderDemand.Prefetch.none, !transfers.values.contains(where: \.isTail) {
+        // The request sent with the probe takes the tail when it answers (or, failing that, `ended` asks).
+        if demand?.prefetch != ReaderDemand.Prefetch.none, tail == nil {
             fetchTail(length: length)
         }
     }
@@ -28,14 +28,10 @@ extension Engine {
         return true
     }
 
-    func startTail() {
-        start(url: url, range: nil, id: nil, isProbe: false, isTail: true)
-    }
-
     /// The tail's response: judged and bound to the end of the file once the probe has said what the file is.
     func tailAnswered(_ transfer: Transfer) -> Bool {
         guard remote != nil else {
-            transfer.waitsForProbe = true  // its first bytes wait, paused (see `admit`)
+            transfer.held = true  // its first bytes wait, paused (see `Driver.admit`)
             return true
         }
         return bindTail(transfer)
@@ -43,20 +39,21 @@ extension Engine {
 
     /// Makes the tail's response the holder of the end of the file if it is the bytes asked for, of the
     /// file the probe found; otherwise stops it (a redirector may have sent it to another mirror), and
-    /// `transferDone` asks for the tail the usual way.
+    /// `ended` asks for the tail the usual way.
     func bindTail(_ transfer: Transfer) -> Bool {
-        guard let remote, let length = remote.length, remote.acceptsRanges, length > Self.playbackTail else {
-            transfer.abort = .stopped
+        guard let remote, let file, let length = remote.length, remote.acceptsRanges, length > Self.playbackTail else {
+            transfer.cut = .stopped
             return false
         }
         let asked = (length - Self.playbackTail)..<length
-        if ResponseVerdict.check(transfer.head, asked: asked, remote: remote) == .accept {
-            transfer.id = scheduler?.adopt(from: asked.lowerBound, now: now)
+        if case .part = ResponseVerdict.check(transfer.head, asked: asked, remote: remote) {
+            transfer.transferID = scheduler?.adopt(from: asked.lowerBound, now: now)
         }
-        guard transfer.id != nil else {
-            transfer.abort = .stopped
+        guard transfer.transferID != nil else {
+            transfer.cut = .stopped
             return false
         }
+        transfer.sink = WriteBuffer(capacity: 256 << 10, file: file)
         return true
     }
 

@@ -2,9 +2,10 @@ import Foundation
 import Synchronization
 import VFetchCore
 
-/// The process's connections to each host: every download (the player cache's, the queue's, `get`'s)
-/// takes a place in its host's `HostBudget`, so that downloads from one host split what it allows
-/// instead of fighting over it. Engines on their own threads call in once per turn of their loops.
+/// The process's connections to each host: every driver (a file's, a stream's, the player cache's, the
+/// queue's) takes a place in the `HostBudget` of each host it fetches from, so that downloads from one
+/// host split what it allows instead of fighting over it. Drivers on their own threads call in as their
+/// transfers open and close, and once per turn of their loops.
 final class HostConnections: Sendable {
     static let shared = HostConnections()
 
@@ -21,17 +22,17 @@ final class HostConnections: Sendable {
 
     /// Guards every host's budget; held only for a few arithmetic steps.
     private let state = Mutex(State())
-    /// One clock for every engine: a host's `Retry-After` holds whichever download reads it.
+    /// One clock for every driver: a host's `Retry-After` holds whichever download reads it.
     private let started = ContinuousClock.now
 
-    /// Takes a place for a download of `url` that opens at most `maximum` connections.
-    func join(url: String, maximum: Int, maxRetryAfter: Double) -> Claim {
-        let host = Self.host(of: url)
-        return state.withLock { state in
+    /// Takes a place on `host` for a download that opens at most `maximum` connections; `urgent`: a
+    /// player waits on its first request.
+    func join(host: String, maximum: Int, maxRetryAfter: Double, urgent: Bool) -> Claim {
+        state.withLock { state in
             state.nextDownload += 1
             let claim = Claim(host: host, download: state.nextDownload)
             var budget = state.budgets[host] ?? HostBudget(ceiling: HostCeiling(maxRetryAfter: maxRetryAfter))
-            budget.join(claim.download, maximum: maximum)
+            budget.join(claim.download, maximum: maximum, urgent: urgent)
             state.budgets[host] = budget
             return claim
         }
@@ -45,25 +46,25 @@ final class HostConnections: Sendable {
         }
     }
 
-    /// Moves a download's place to the host of `url` (where redirects led), when that is another host.
-    func move(_ claim: Claim, to url: String, maximum: Int, maxRetryAfter: Double) -> Claim {
-        guard Self.host(of: url) != claim.host else { return claim }
-        leave(claim)
-        return join(url: url, maximum: maximum, maxRetryAfter: maxRetryAfter)
-    }
-
-    /// Records what the download holds and wants; returns how many connections it may hold now.
-    func report(_ claim: Claim, wanted: Int, open: Int, working: Int) -> Int {
+    /// Records what the download wants and how many of its transfers work; returns how many connections
+    /// it may hold now.
+    func report(_ claim: Claim, wanted: Int, working: Int) -> Int {
         let now = started.secondsAgo
         return state.withLock { state in
-            state.budgets[claim.host]?.report(claim.download, wanted: wanted, open: open, working: working, now: now) ?? 0
+            state.budgets[claim.host]?.report(claim.download, wanted: wanted, working: working, now: now) ?? 0
         }
     }
 
-    /// The download stopped transfers to hold fewer connections: `open` and `working` are left.
-    func gaveBack(_ claim: Claim, open: Int, working: Int) {
+    /// Opens a transfer if the download may hold one more now; it counts at once.
+    func open(_ claim: Claim) -> Bool {
         let now = started.secondsAgo
-        state.withLock { state in state.budgets[claim.host]?.gaveBack(claim.download, open: open, working: working, now: now) }
+        return state.withLock { state in state.budgets[claim.host]?.open(claim.download, now: now) ?? false }
+    }
+
+    /// A transfer ended; `cut` while the host was still sending it (see `HostBudget.closed`).
+    func closed(_ claim: Claim, cut: Bool) {
+        let now = started.secondsAgo
+        state.withLock { state in state.budgets[claim.host]?.closed(claim.download, cut: cut, now: now) }
     }
 
     /// A request was refused: true when that is the host's connection limit (see `HostBudget.refused`).

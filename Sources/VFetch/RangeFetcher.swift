@@ -4,7 +4,8 @@ import VFetchCore
 import VFetchStreams
 
 /// Fetches a few byte ranges of a remote file into a sparse local copy: enough for a media probe to
-/// read a header and an index without downloading the file.
+/// read a header and an index without downloading the file. Each range is one request on its driver,
+/// which keeps the connection for the next.
 public final class RangeFetcher: @unchecked Sendable {
     // Used from one thread at a time: each call blocks until its request is done.
     public let url: String
@@ -13,6 +14,8 @@ public final class RangeFetcher: @unchecked Sendable {
     public private(set) var requests = 0
     /// The sparse local copy, a private file with no name; its present bytes are `present`.
     private let file: OutputFile
+    private let driver: Driver
+    private let headers: HeaderList
 
     /// The byte ranges fetched so far.
     public var present: [Range<Int64>] { file.written.ranges }
@@ -23,6 +26,8 @@ public final class RangeFetcher: @unchecked Sendable {
         self.url = url
         self.options = options
         file = try OutputFile(unnamedIn: NSTemporaryDirectory(), prefix: "vfetch-probe-")
+        driver = try Driver(options: options, signal: CancelSignal())
+        headers = HeaderList(requestsFor: options)
     }
 
     /// Fetches `range` (clipped to the file). The first call learns the length from `Content-Range`.
@@ -30,37 +35,17 @@ public final class RangeFetcher: @unchecked Sendable {
         var range = range
         if let length { range = range.clamped(to: 0..<length) }
         guard !range.isEmpty else { return }
-        let easy: EasyHandle
-        do { easy = try EasyHandle() } catch { throw .transferFailed("\(error)") }
-        let sink = RangeSink(file: file, url: url, offset: range.lowerBound, limit: range.upperBound - range.lowerBound)
-        let headers = HeaderList(requestsFor: options)
-        do {
-            try easy.configure(url: url, options: options, headers: headers)
-            try easy.set(CURLOPT_RANGE, range.describedAsHTTP)
-            let userdata = Unmanaged.passUnretained(sink).toOpaque()
-            try easy.setWriteCallback(rangeSinkWrite, userdata: userdata)
-            try easy.setHeaderCallback(rangeSinkHeader, userdata: userdata)
-        } catch {
-            throw .transferFailed("\(error)")
-        }
+        let read = RangeRead(url: url, range: range, file: file, headers: headers)
         requests += 1
-        let result = easy.perform()
-        withExtendedLifetime(headers) {}
-        if let failure = sink.failure { throw failure }
-        guard result == CURLE_OK || (result == CURLE_WRITE_ERROR && sink.received >= sink.limit) else {
-            switch result {
-            case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT:
-                throw .connectFailed("\(Curl.describe(result)): \(easy.errorMessage)")
-            default: throw .transferFailed("\(Curl.describe(result)): \(easy.errorMessage)")
-            }
-        }
+        driver.run(read)
+        let head = try read.answer()
         if length == nil {
-            guard let found = RemoteFile(probe: sink.head) else {
-                throw .httpStatus(sink.head.status, url: url)
+            guard let found = RemoteFile(probe: head) else {
+                throw .httpStatus(head.status, url: url)
             }
             if StreamFormat.detect(contentType: found.contentType, path: URL(string: url)?.path ?? "", firstBytes: []) != nil
                 || StreamFormat.detect(
-                    contentType: found.contentType, path: "", firstBytes: file.bytes(at: 0, count: min(1024, Int(sink.received))) ?? [])
+                    contentType: found.contentType, path: "", firstBytes: file.bytes(at: 0, count: min(1024, Int(read.received))) ?? [])
                     != nil
             {
                 throw .segmentedStream(url)
@@ -77,52 +62,96 @@ public final class RangeFetcher: @unchecked Sendable {
     public func read(_ offset: Int64, _ count: Int) -> [UInt8]? { file.bytes(at: offset, count: count) }
 }
 
-/// Where one ranged response goes: checked, then written at its offset, never past what was asked.
-private final class RangeSink {
-    let file: OutputFile
+/// One request of a `RangeFetcher`: the bytes asked (a 206), or the start of the whole file when asking
+/// from 0 (a 200), written at their offsets, never past what was asked.
+private final class RangeRead: DriverJob {
     let url: String
-    let offset: Int64
-    let limit: Int64
-    var head = ResponseHead()
-    var received: Int64 = 0
-    var failure: DownloadError?
+    let range: Range<Int64>
+    let file: OutputFile
+    let headers: HeaderList
+    private var started = false
+    private var end: TransferEnd?
+    private var head = ResponseHead()
+    private(set) var received: Int64 = 0
 
-    init(file: OutputFile, url: String, offset: Int64, limit: Int64) {
-        self.file = file
+    init(url: String, range: Range<Int64>, file: OutputFile, headers: HeaderList) {
         self.url = url
-        self.offset = offset
-        self.limit = limit
+        self.range = range
+        self.file = file
+        self.headers = headers
+    }
+
+    func turn(_ driver: Driver) -> Bool {
+        guard end == nil else { return false }
+        if !started {
+            do {
+                started = try driver.start(url, bytes: .range(range), headers: headers) != nil
+            } catch {
+                end = .failed(.transfer(.permanent, message: "\(error)"))
+                return false
+            }
+        }
+        return true
+    }
+
+    func responded(_ transfer: Transfer) -> Bool {
+        head = transfer.head
+        switch ResponseVerdict.check(transfer.head, asked: range) {
+        case .part:
+            break
+        case .whole where range.lowerBound == 0:
+            break
+        case .retry(let status, let after):
+            transfer.cut = .refused(.status(status, retryAfter: after))
+            return false
+        case .expired(let status), .fail(let status):
+            transfer.cut = .refused(.status(status, retryAfter: nil))
+            return false
+        default:
+            transfer.cut = .refused(.invalid("the server did not answer the range request as asked"))
+            return false
+        }
+        transfer.sink = file
+        return true
+    }
+
+    func received(_ count: Int, from transfer: Transfer) -> BodyStep {
+        let take = Int(min(Int64(count), Int64(range.count) - received))
+        let offset = range.lowerBound + received
+        received += Int64(take)
+        // A 200 sends the whole file: it stops once the part asked for is in.
+        return BodyStep(keep: 0..<take, offset: offset, then: take < count ? .enough : nil)
+    }
+
+    func ended(_ transfer: Transfer, _ end: TransferEnd) {
+        // Refused at the host's limit while other downloads of this process use it: asked again when there is room.
+        if case .hostLimit = end {
+            started = false
+            received = 0
+            return
+        }
+        self.end = end
+    }
+
+    func settle(_ driver: Driver) -> Double { end == nil ? 0.1 : 0 }
+
+    func wanted(onHost host: String) -> Int { end == nil ? 1 : 0 }
+
+    /// The answer's head, once the bytes asked for are in; or why they are not.
+    func answer() throws(DownloadError) -> ResponseHead {
+        switch end {
+        case .finished?: return head
+        case .failed(.status(let status, _))?: throw .httpStatus(status, url: url)
+        case .failed(.transfer(let kind, let message))?:
+            throw kind == .unresolved || kind == .notConnected ? .connectFailed(message) : .transferFailed(message)
+        case .failed(.invalid(let reason))?: throw .badResponse(reason)
+        case .unwritable(let error)?: throw error
+        case .stopped?, .hostLimit?, nil: throw .interrupted
+        }
     }
 }
 
-private let rangeSinkHeader: EasyHandle.DataCallback = { data, size, count, userdata in
-    let sink = Unmanaged<RangeSink>.fromOpaque(userdata!).takeUnretainedValue()
-    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
-    guard sink.head.add(line: line), sink.head.status >= 200, !sink.head.isRedirect else { return size * count }
-    // Only a 206 for the bytes asked, or a 200 when asking from 0, may be written.
-    let contentRange = sink.head.header("content-range").flatMap(ContentRange.init)
-    let fine =
-        (sink.head.status == 206 && contentRange?.range?.lowerBound == sink.offset)
-        || (sink.head.status == 200 && sink.offset == 0)
-    if !fine {
-        sink.failure =
-            ResponseVerdict.forStatus(sink.head) == nil
-            ? .badResponse("the server did not answer the range request as asked") : .httpStatus(sink.head.status, url: sink.url)
-        return 0
-    }
-    return size * count
-}
-
-private let rangeSinkWrite: EasyHandle.DataCallback = { data, size, count, userdata in
-    let sink = Unmanaged<RangeSink>.fromOpaque(userdata!).takeUnretainedValue()
-    let take = Int(min(Int64(size * count), sink.limit - sink.received))
-    do throws(DownloadError) {
-        try sink.file.write(UnsafeRawBufferPointer(start: data, count: take), at: sink.offset + sink.received)
-    } catch {
-        sink.failure = error
-        return 0
-    }
-    sink.received += Int64(take)
-    // A 200 streams the whole file: stop once the asked-for part is in.
-    return sink.received >= sink.limit && take < size * count ? 0 : size * count
+/// The local copy is written at the offsets the driver is told, with nothing held back.
+extension OutputFile: ByteSink {
+    func flush() {}
 }

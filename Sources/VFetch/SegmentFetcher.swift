@@ -1,13 +1,12 @@
-import CCurl
-import Foundation
 import VFetchCore
 import VFetchStreams
 
-/// Fetches many small resources (a stream's segments, init sections and keys) over parallel connections,
-/// each into memory, as a `SegmentFetchPlan` says. Executes the plan's actions and feeds it events; holds
-/// no policy of its own. Runs on the calling thread; confined to it.
+/// Fetches many small resources (a stream's segments, init sections, keys and documents) as a
+/// `SegmentFetchPlan` says, each into memory or a file of its own: the plan's adapter on a `Driver`,
+/// which runs the requests. It feeds the plan what happened and does what it answers; it holds no
+/// policy of its own. Runs on the calling thread; confined to it.
 ///
-/// libcurl's multi handle keeps finished connections open, so the next segment to the same host reuses one.
+/// The driver outlives each run, so the next segment to the same host reuses a connection.
 final class SegmentFetcher {
     /// One resource: the whole of `url`, or the bytes `range` of it.
     struct Request: Sendable, Equatable {
@@ -37,212 +36,224 @@ final class SegmentFetcher {
         var lastModified: String?
     }
 
-    let options: DownloadOptions
-    let signal: CancelSignal
-    private let multi: MultiHandle
-    private let share: ShareHandle
+    let driver: Driver
     private let headers: HeaderList
-    private var running: [UnsafeMutableRawPointer: Piece] = [:]
-    /// Fetches whose pieces are arriving, each into its sink.
-    private var sinks: [Int: FetchSink] = [:]
     /// Each fetch's latest failed request, by fetch: what kind of failure gave a fetch up, which the
     /// plan's reason (a line of text) no longer tells.
-    private(set) var lastFailures: [Int: SegmentFetchPlan.Failure] = [:]
-    /// `--max-speed`, over all requests together (the engine's token bucket, `SpeedLimit`).
-    private var speedLimit: SpeedLimit?
-    private let started = ContinuousClock.now
+    private(set) var lastFailures: [Int: RequestFailure] = [:]
 
-    init(options: DownloadOptions, signal: CancelSignal) throws(DownloadError) {
-        self.options = options
-        self.signal = signal
-        do {
-            multi = try MultiHandle()
-            share = try ShareHandle()
-        } catch {
-            throw .transferFailed("cannot start libcurl: \(error)")
-        }
+    /// `urgent`: a player waits on the first request (see `HostBudget`).
+    init(options: DownloadOptions, signal: CancelSignal, urgent: Bool = false) throws(DownloadError) {
+        driver = try Driver(options: options, signal: signal, urgent: urgent)
         headers = HeaderList(requestsFor: options)
-        speedLimit = options.maxBytesPerSecond.map(SpeedLimit.init(bytesPerSecond:))
-    }
-
-    /// Whether a piece may take a chunk of `count` bytes now; if not, it waits paused until `resumePaused`.
-    /// Called from the write callback.
-    fileprivate func admit(_ count: Int, from piece: Piece) -> Bool {
-        guard speedLimit != nil else { return true }
-        speedLimit?.refill(now: now)
-        guard speedLimit?.take(count) == true else {
-            piece.pausedSince = piece.pausedSince ?? now
-            return false
-        }
-        piece.pausedSince = nil
-        return true
-    }
-
-    /// Resumes paused pieces, those that waited longest first, while the speed limit allows.
-    private func resumePaused() {
-        guard speedLimit != nil else { return }
-        let waiting = running.values.filter { $0.pausedSince != nil }.sorted { $0.pausedSince! < $1.pausedSince! }
-        for piece in waiting {
-            speedLimit?.refill(now: now)
-            guard let speedLimit, speedLimit.allowance > 0 else { return }
-            // libcurl hands over the chunk it kept from inside this call, through the write callback.
-            try? piece.easy.resumeReceiving()
-        }
     }
 
     /// Requests in flight.
-    var active: Int { running.count }
+    var active: Int { driver.transfers.count }
 
     /// Seconds since the fetcher started: the plan's clock.
-    var now: Double { started.secondsAgo }
+    var now: Double { driver.elapsed }
 
     /// Fetches every request the plan starts, until the plan is finished or fails. `deliver` gets each
     /// fetch's body, its pieces put together, on this thread, and may refuse it (an HTML page where a
     /// segment belongs): the plan then counts a failure.
     func run(
-        _ requests: [Request], plan: inout SegmentFetchPlan,
-        deliver: (Int, Body) -> SegmentFetchPlan.Failure?
+        _ requests: [Request], plan: inout SegmentFetchPlan, deliver: (Int, Body) -> RequestFailure?
     ) -> Result<Void, DownloadError> {
-        signal.attach(multi.raw)
-        defer {
-            signal.detach()
-            for piece in running.values { multi.remove(piece.easy) }
-            running = [:]
-            for sink in sinks.values { sink.close() }
-            sinks = [:]
-        }
-        while true {
-            if signal.isCancelled { return .failure(.interrupted) }
-            let time = now
-            for action in plan.next(now: time) {
-                switch action {
-                case .fail(let index, let reason):
-                    return .failure(.segmentUnavailable(requests[index].url, reason: reason))
-                case .fetch(let id, let index, let range):
-                    if let failure = start(id, index, requests[index], part: range) {
-                        lastFailures[index] = failure
-                        plan.failed(id, failure, now: time, jitter: .random(in: 0..<1))
-                    }
-                }
-            }
-            if plan.isFinished, running.isEmpty { return .success(()) }
-            resumePaused()
-            multi.perform()
-            // What first answers told of their fetches' lengths, so the rest is asked for at once.
-            for piece in running.values where !piece.lengthReported {
-                guard let length = piece.totalLength else { continue }
-                piece.lengthReported = true
-                plan.learned(length: length, of: piece.fetch)
-            }
-            for (easy, result) in multi.completed() {
-                guard let piece = running.removeValue(forKey: easy) else { continue }
-                multi.remove(piece.easy)
-                switch outcome(of: piece, result: result) {
-                case .failure(let failure):
-                    lastFailures[piece.fetch] = failure
-                    plan.failed(piece.id, failure, now: now, jitter: .random(in: 0..<1))
-                    continue
-                case .success:
-                    let sink = piece.sink
-                    sink.first = sink.first ?? piece
-                    if piece.part == nil || piece.answeredWhole {
-                        // One answer is the whole fetch: exactly what it kept, whatever an earlier attempt left.
-                        sink.extent = piece.window?.keptEnd ?? 0
-                    }
-                    if piece.answeredWhole {
-                        plan.answeredWhole(piece.id)
-                    } else {
-                        plan.fetched(piece.id)
-                    }
-                    guard plan.isComplete(piece.fetch) else { continue }
-                    sinks[piece.fetch] = nil
-                    let whole: Body
-                    switch sink.finish() {
-                    case .failure(let failure):
-                        plan.rejected(piece.fetch, failure, now: now, jitter: .random(in: 0..<1))
-                        continue
-                    case .success(let body): whole = body
-                    }
-                    if let refused = deliver(piece.fetch, whole) {
-                        plan.rejected(piece.fetch, refused, now: now, jitter: .random(in: 0..<1))
-                    } else {
-                        plan.kept(piece.fetch)
-                    }
-                    // What still runs of this fetch (after a whole answer to one piece) belongs to no piece now.
-                    for (easy, other) in running where other.fetch == piece.fetch {
-                        multi.remove(other.easy)
-                        running[easy] = nil
-                    }
-                }
-            }
-            if !signal.isCancelled, !(plan.isFinished && running.isEmpty) {
-                var wait = plan.wakeup(after: now).map { max(0, $0 - now) } ?? 1
-                // A paused request's socket does not wake the poll: come back when the bucket has refilled.
-                if let speedLimit, running.values.contains(where: { $0.pausedSince != nil }) {
-                    wait = min(wait, speedLimit.secondsUntilAllowed)
-                }
-                multi.poll(timeoutMilliseconds: min(1000, Int(wait * 1000) + 1))
-            }
+        withoutActuallyEscaping(deliver) { deliver in
+            let job = FetchJob(requests: requests, plan: plan, headers: headers, deliver: deliver)
+            driver.run(job)
+            job.closeSinks()
+            plan = job.plan
+            lastFailures.merge(job.lastFailures) { $1 }
+            return job.result ?? .failure(.interrupted)
         }
     }
+}
 
-    /// Starts the request for `part` of fetch `index` (nil: all of it), as piece `id`.
-    private func start(_ id: Int, _ index: Int, _ request: Request, part: Range<Int64>?) -> SegmentFetchPlan.Failure? {
-        guard isFetchableURL(request.url) else { return .transfer(.badURL, message: "not an http(s) URL: \(request.url)") }
+/// One run of a `SegmentFetcher`: the plan's actions started on the driver, and its events fed back.
+private final class FetchJob: DriverJob {
+    let requests: [SegmentFetcher.Request]
+    var plan: SegmentFetchPlan
+    let headers: HeaderList
+    let deliver: (Int, SegmentFetcher.Body) -> RequestFailure?
+    var result: Result<Void, DownloadError>?
+    var lastFailures: [Int: RequestFailure] = [:]
+    /// Fetches whose pieces are arriving, each into its sink.
+    private var sinks: [Int: FetchSink] = [:]
+    /// The pieces in flight, by the plan's piece number (their transfers' names).
+    private var pieces: [Int: Piece] = [:]
+    private var fatal: DownloadError?
+
+    init(
+        requests: [SegmentFetcher.Request], plan: SegmentFetchPlan, headers: HeaderList,
+        deliver: @escaping (Int, SegmentFetcher.Body) -> RequestFailure?
+    ) {
+        self.requests = requests
+        self.plan = plan
+        self.headers = headers
+        self.deliver = deliver
+    }
+
+    func closeSinks() {
+        for sink in sinks.values { sink.close() }
+        sinks = [:]
+    }
+
+    func turn(_ driver: Driver) -> Bool {
+        if let fatal {
+            result = .failure(fatal)
+            return false
+        }
+        if driver.signal.isCancelled {
+            result = .failure(.interrupted)
+            return false
+        }
+        var hostFull = false
+        for action in plan.next(now: driver.now) {
+            switch action {
+            case .fail(let index, let reason):
+                result = .failure(.segmentUnavailable(requests[index].url, reason: reason))
+                return false
+            case .fetch(let id, let index, let range):
+                // Once the host's budget had no room, the rest of the turn's requests wait too.
+                if hostFull { plan.notStarted(id) } else { hostFull = !start(id, index, range, driver) }
+            }
+        }
+        if plan.isFinished, driver.transfers.isEmpty {
+            result = .success(())
+            return false
+        }
+        return true
+    }
+
+    func settle(_ driver: Driver) -> Double {
+        guard fatal == nil, !(plan.isFinished && driver.transfers.isEmpty) else { return 0 }
+        let now = driver.now
+        return min(1, max(0.001, plan.wakeup(after: now).map { $0 - now } ?? 1))
+    }
+
+    func wanted(onHost host: String) -> Int { plan.wanted }
+
+    /// Starts the request for `part` of fetch `index` (nil: all of it), as piece `id`; false when the
+    /// host's budget had no room for it.
+    private func start(_ id: Int, _ index: Int, _ part: Range<Int64>?, _ driver: Driver) -> Bool {
+        let request = requests[index]
+        guard isFetchableURL(request.url) else {
+            failed(id, index, .transfer(.badURL, message: "not an http(s) URL: \(request.url)"), now: driver.now)
+            return true
+        }
         let sink: FetchSink
         do {
             sink = try sinks[index] ?? FetchSink(file: request.file)
             // A request for the whole fetch starts it over.
             if part == nil { try sink.reset() }
         } catch {
-            return .transfer(.permanent, message: "\(error)")
+            failed(id, index, .transfer(.permanent, message: "\(error)"), now: driver.now)
+            return true
         }
         sinks[index] = sink
+        let piece = Piece(fetch: index, request: request, part: part, sink: sink)
         do {
-            let easy = try EasyHandle()
-            let piece = Piece(id: id, fetch: index, request: request, part: part, easy: easy, sink: sink, owner: self)
-            try easy.configure(url: request.url, options: options, headers: headers)
-            try easy.set(CURLOPT_SHARE, pointer: share.raw)
-            if let asked = piece.asked { try easy.set(CURLOPT_RANGE, asked.describedAsHTTP) }
-            if let speedLimit { try easy.set(CURLOPT_BUFFERSIZE, speedLimit.receiveBufferSize(connections: options.connections)) }
-            let userdata = Unmanaged.passUnretained(piece).toOpaque()
-            try easy.setWriteCallback(fetchWriteCallback, userdata: userdata)
-            try easy.setHeaderCallback(fetchHeaderCallback, userdata: userdata)
-            try multi.add(easy)
-            running[easy.raw] = piece
-            return nil
+            guard try driver.start(request.url, bytes: piece.asked.map(Transfer.Bytes.range), headers: headers, name: id) != nil else {
+                plan.notStarted(id)
+                return false
+            }
+            pieces[id] = piece
         } catch {
-            return .transfer(.permanent, message: "cannot start a request: \(error)")
+            failed(id, index, .transfer(.permanent, message: "cannot start a request: \(error)"), now: driver.now)
+        }
+        return true
+    }
+
+    private func failed(_ id: Int, _ fetch: Int, _ failure: RequestFailure, now: Double) {
+        lastFailures[fetch] = failure
+        plan.failed(id, failure, now: now, jitter: .random(in: 0..<1))
+    }
+
+    func responded(_ transfer: Transfer) -> Bool {
+        guard let piece = transfer.name.flatMap({ pieces[$0] }) else { return false }
+        if let refused = piece.accept(transfer.head) {
+            transfer.cut = .refused(refused)
+            return false
+        }
+        // What a first answer told of its fetch's length: the rest is asked for at once.
+        if let length = piece.totalLength { plan.learned(length: length, of: piece.fetch) }
+        transfer.sink = piece.sink
+        return true
+    }
+
+    func received(_ count: Int, from transfer: Transfer) -> BodyStep {
+        guard let piece = transfer.name.flatMap({ pieces[$0] }), var window = piece.window else { return .stop(.stopped) }
+        let step = window.take(count)
+        piece.window = window
+        switch step {
+        case .refuse(let reason):
+            return .stop(.refused(.invalid(reason)))
+        case .keep(let slice, let offset, let done):
+            // The whole file for a byte range: read up to the range's end, then stop.
+            return BodyStep(keep: slice, offset: offset, then: done && piece.head.status == 200 ? .enough : nil)
         }
     }
 
-    /// Whether the piece's bytes all arrived, or why they are not the bytes asked for.
-    private func outcome(of piece: Piece, result: CURLcode) -> Result<Void, SegmentFetchPlan.Failure> {
-        if let refused = piece.refused { return .failure(refused) }
-        guard result == CURLE_OK || (result == CURLE_WRITE_ERROR && piece.hasEnough) else {
-            return .failure(.transfer(Curl.failure(result), message: "\(Curl.describe(result)): \(piece.easy.errorMessage)"))
+    func ended(_ transfer: Transfer, _ end: TransferEnd) {
+        guard let id = transfer.name, let piece = pieces.removeValue(forKey: id) else { return }
+        let now = transfer.driver.now
+        switch end {
+        case .finished:
+            guard let window = piece.window, window.isComplete else {
+                let asked = piece.answered ?? piece.request.range
+                failed(id, piece.fetch, .invalid("the answer is shorter than the range \(asked?.describedAsHTTP ?? "asked for")"), now: now)
+                return
+            }
+            arrived(id, piece, finalURL: transfer.finalURL, transfer.driver)
+        case .stopped: plan.notStarted(id)
+        case .hostLimit: plan.refusedByHost(id)
+        case .failed(let failure): failed(id, piece.fetch, failure, now: now)
+        case .unwritable(let error): fatal = fatal ?? error
         }
-        piece.finalURL = piece.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? piece.request.url
-        guard let window = piece.window, window.isComplete else {
-            let asked = piece.answered ?? piece.request.range
-            return .failure(.invalid("the answer is shorter than the range \(asked?.describedAsHTTP ?? "asked for")"))
+    }
+
+    /// A piece arrived whole: once its fetch is complete, the fetch is delivered, or refused.
+    private func arrived(_ id: Int, _ piece: Piece, finalURL: String, _ driver: Driver) {
+        let now = driver.now
+        let sink = piece.sink
+        sink.first = sink.first ?? (piece.head, finalURL)
+        if piece.part == nil || piece.answeredWhole {
+            // One answer is the whole fetch: exactly what it kept, whatever an earlier attempt left.
+            sink.extent = piece.window?.keptEnd ?? 0
         }
-        return .success(())
+        if piece.answeredWhole { plan.answeredWhole(id) } else { plan.fetched(id) }
+        guard plan.isComplete(piece.fetch) else { return }
+        sinks[piece.fetch] = nil
+        switch sink.finish() {
+        case .failure(let failure):
+            plan.rejected(piece.fetch, failure, now: now, jitter: .random(in: 0..<1))
+        case .success(let body):
+            if let refused = deliver(piece.fetch, body) {
+                plan.rejected(piece.fetch, refused, now: now, jitter: .random(in: 0..<1))
+            } else {
+                plan.kept(piece.fetch)
+            }
+        }
+        // What still runs of this fetch (after a whole answer to one piece) belongs to no piece now.
+        for other in driver.transfers.values where other.name.flatMap({ pieces[$0]?.fetch }) == piece.fetch {
+            pieces[other.name!] = nil
+            try? driver.stop(other)
+        }
     }
 }
 
 /// Where one fetch's bytes go as its pieces arrive, each at its offset: memory (documents and keys, a
-/// few MiB at most) or the request's file. Confined to the fetcher's thread.
-private final class FetchSink {
+/// few MiB at most) or the request's file. Confined to the driver's thread.
+private final class FetchSink: ByteSink {
     let file: String?
     private var descriptor: Int32 = -1
     private var bytes: [UInt8] = []
     /// The fetch's length: the end of the bytes written, or what a whole answer kept.
     var extent: Int64 = 0
-    /// The first piece that arrived: its answer's head describes the fetch.
-    var first: Piece?
-    /// A write to the file failed: the fetch cannot be kept.
-    var writeFailure: String?
+    /// The first piece's answer and where it came from: they describe the fetch.
+    var first: (head: ResponseHead, finalURL: String)?
 
     init(file: String?) throws(FileSystemError) {
         self.file = file
@@ -256,27 +267,24 @@ private final class FetchSink {
         if let file { do { try FileSystem.setLength(descriptor, 0) } catch { throw FileSystemError(error, path: file) } }
     }
 
-    func write(_ chunk: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+    func write(_ chunk: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) {
         extent = max(extent, offset + Int64(chunk.count))
         guard let file else {
             let end = Int(offset) + chunk.count
             if bytes.count < end { bytes += [UInt8](repeating: 0, count: end - bytes.count) }
             bytes.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[Int(offset)..<end]).copyMemory(from: chunk) }
-            return true
+            return
         }
-        do throws(Errno) {
-            try FileSystem.write(chunk, to: descriptor, at: offset)
-            return true
-        } catch {
-            writeFailure = writeFailure ?? "cannot write \(file): \(error)"
-            return false
+        do throws(Errno) { try FileSystem.write(chunk, to: descriptor, at: offset) } catch {
+            throw .forOutput(FileSystemError(error, path: file))
         }
     }
 
+    func flush() {}
+
     /// The fetch as a body: its bytes, or its file cut to its length and closed.
-    func finish() -> Result<SegmentFetcher.Body, SegmentFetchPlan.Failure> {
+    func finish() -> Result<SegmentFetcher.Body, RequestFailure> {
         defer { close() }
-        if let writeFailure { return .failure(.transfer(.permanent, message: writeFailure)) }
         let head = first?.head ?? ResponseHead()
         var body = SegmentFetcher.Body(
             finalURL: first?.finalURL ?? "", contentType: head.header("content-type"), notModified: head.status == 304,
@@ -300,42 +308,25 @@ private final class FetchSink {
     }
 }
 
-/// One request in flight and what arrived of it. Confined to the fetcher's thread.
+/// One request of a fetch and what arrived of it. Confined to the driver's thread.
 private final class Piece {
-    let id: Int
     let fetch: Int
     let request: SegmentFetcher.Request
     /// The bytes of the fetch this piece asks for; nil: all of it.
     let part: Range<Int64>?
-    let easy: EasyHandle
     let sink: FetchSink
     var head = ResponseHead()
     /// Where the body's bytes go, once the head is accepted.
     var window: ResponseWindow?
-    var finalURL = ""
-    /// Set by a callback that stopped the transfer: the status was wrong, or the body too long.
-    var refused: SegmentFetchPlan.Failure?
     /// The fetch's length, when the answer to a part of a whole resource tells it (`Content-Range`).
     var totalLength: Int64?
     /// The bytes a 206 says it sends.
     var answered: Range<Int64>?
-    /// A 200 for a byte range has sent as far as the range's end: the rest of the file is not needed.
-    var hasEnough = false
-    var lengthReported = false
-    /// When `--max-speed` paused it; nil while it may receive.
-    var pausedSince: Double?
-    unowned let owner: SegmentFetcher
 
-    init(
-        id: Int, fetch: Int, request: SegmentFetcher.Request, part: Range<Int64>?, easy: EasyHandle, sink: FetchSink,
-        owner: SegmentFetcher
-    ) {
-        self.owner = owner
-        self.id = id
+    init(fetch: Int, request: SegmentFetcher.Request, part: Range<Int64>?, sink: FetchSink) {
         self.fetch = fetch
         self.request = request
         self.part = part
-        self.easy = easy
         self.sink = sink
     }
 
@@ -350,75 +341,40 @@ private final class Piece {
     /// Whether a 200 answered a part: the whole fetch came.
     var answeredWhole: Bool { part != nil && head.status == 200 }
 
-    /// Judges the final response's head: 200, or a 206 for the range asked (cut at the file's end).
-    func accept() -> Bool {
-        let status = head.status
-        let retryAfter = head.header("retry-after").flatMap { ResponseVerdict.retryAfter($0, now: Date()) }
-        switch status {
-        case 200: break
-        case 304 where request.acceptsNotModified && request.range == nil: break
-        case 206:
-            guard let asked, let answered = head.header("content-range").flatMap(ContentRange.init),
-                let range = answered.range, range.lowerBound == asked.lowerBound,
-                range.upperBound == asked.upperBound || range.upperBound == answered.total
-            else {
-                refused = .invalid("a 206 for other bytes than asked (\(head.header("content-range") ?? "no Content-Range"))")
-                return false
-            }
-            self.answered = range
-            // A fetch of a whole resource learns its length here; one of a byte range knew it.
-            if request.range == nil, let total = answered.total { totalLength = total }
-        default:
-            refused = .status(status, retryAfter: retryAfter)
-            return false
-        }
+    /// Judges the final answer (`ResponseVerdict`) and opens the window its body is read through; nil
+    /// when it may be read, or why not.
+    func accept(_ head: ResponseHead) -> RequestFailure? {
+        self.head = head
         let limit = request.limit
-        if let length = head.header("content-length").flatMap(Int64.init), length > limit, status == 206 || request.range == nil {
-            refused = .invalid("\(length) bytes, more than a segment may have (\(limit))")
-            return false
+        let whole = request.range == nil
+        // A 206 sends what it says; a 200 the resource from its first byte, of which the fetch is `request.range`.
+        let start: Int64
+        let wanted: Range<Int64>?
+        switch ResponseVerdict.check(head, asked: asked, conditional: request.acceptsNotModified && whole) {
+        case .part(let range, let total):
+            (start, wanted, answered) = (range.lowerBound, range, range)
+            // A fetch of a whole resource learns its length here; one of a byte range knew it.
+            if whole, let total { totalLength = total }
+        case .whole, .notModified:
+            (start, wanted) = (0, request.range)
+        case .wrongRange, .remoteChanged:
+            return .invalid("a 206 for other bytes than asked (\(head.header("content-range") ?? "no Content-Range"))")
+        case .retry(let status, let after):
+            return .status(status, retryAfter: after)
+        case .expired(let status), .fail(let status):
+            return .status(status, retryAfter: nil)
+        }
+        if let length = head.header("content-length").flatMap(Int64.init), length > limit, head.status == 206 || whole {
+            return .invalid("\(length) bytes, more than a segment may have (\(limit))")
         }
         if let total = totalLength, total > limit {
-            refused = .invalid("\(total) bytes, more than a segment may have (\(limit))")
-            return false
+            return .invalid("\(total) bytes, more than a segment may have (\(limit))")
         }
-        // A 206 sends what it says; a 200 the resource from its first byte, of which the fetch is `request.range`.
-        let opened = ResponseWindow.opening(
-            start: status == 206 ? answered?.lowerBound ?? 0 : 0, wanted: status == 206 ? answered : request.range,
-            base: request.range?.lowerBound ?? 0, limit: limit)
-        switch opened {
+        switch ResponseWindow.opening(start: start, wanted: wanted, base: request.range?.lowerBound ?? 0, limit: limit) {
         case .success(let window): self.window = window
         case .failure(let refusal):
-            refused = .invalid(status == 200 ? "a whole file (200) for a byte range: \(refusal.reason)" : refusal.reason)
-            return false
+            return .invalid(head.status == 200 ? "a whole file (200) for a byte range: \(refusal.reason)" : refusal.reason)
         }
-        return true
+        return nil
     }
-}
-
-private let fetchWriteCallback: EasyHandle.DataCallback = { data, size, count, userdata in
-    let piece = Unmanaged<Piece>.fromOpaque(userdata!).takeUnretainedValue()
-    // Bytes before a head `accept` took (a redirect's page) are not the fetch's.
-    guard piece.window != nil else { return size * count }
-    guard piece.owner.admit(size * count, from: piece) else { return EasyHandle.pauseReceiving }
-    switch piece.window!.take(size * count) {
-    case .refuse(let reason):
-        piece.refused = .invalid(reason)
-        return 0
-    case .keep(let slice, let offset, let done):
-        let chunk = UnsafeRawBufferPointer(start: data, count: size * count)
-        if !slice.isEmpty, !piece.sink.write(UnsafeRawBufferPointer(rebasing: chunk[slice]), at: offset) {
-            piece.refused = .transfer(.permanent, message: piece.sink.writeFailure ?? "cannot write")
-            return 0
-        }
-        piece.hasEnough = done
-        // The whole file for a byte range: read up to the range's end, then stop.
-        return done && piece.head.status == 200 ? 0 : size * count
-    }
-}
-
-private let fetchHeaderCallback: EasyHandle.DataCallback = { data, size, count, userdata in
-    let piece = Unmanaged<Piece>.fromOpaque(userdata!).takeUnretainedValue()
-    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
-    guard piece.head.add(line: line), piece.head.status >= 200, !piece.head.isRedirect else { return size * count }
-    return piece.accept() ? size * count : 0
 }

@@ -39,7 +39,8 @@ extension StreamDownload {
             () -> Result<FetchedDocument, DownloadError> in
             var fetcher: SegmentFetcher?
             do throws(DownloadError) {
-                fetcher = try SegmentFetcher(options: options, signal: signal)
+                // A player waits on it.
+                fetcher = try SegmentFetcher(options: options, signal: signal, urgent: true)
                 let request = SegmentFetcher.Request(url: url, limit: limit, acceptsNotModified: conditional)
                 let body = try job.fetchDocuments([request], fetcher!)[0]
                 return .success(

@@ -1,65 +1,116 @@
+import CCurl
 import VFetchCore
 
-/// One HTTP request in flight: its easy handle and what has been learned of its response.
-/// Confined to the transfer thread.
+/// One HTTP request in flight: its easy handle, what has been learned of its response, and where its
+/// bytes go. Its driver runs it; its job names it and judges it. Confined to the driver's thread.
 final class Transfer {
-    /// Why the engine aborted this transfer from a callback, read when libcurl reports it done.
-    enum Abort {
-        /// On the scheduler's word: its part is written, it lost a race, or it was too slow.
-        case stopped
-        /// The response said to try again (408, 429, 5xx).
-        case retry(status: Int, after: Double?)
-        /// 403/410: the URL may have expired.
-        case expired(status: Int)
-        /// The engine recorded a fatal error.
-        case fatal
+    /// The bytes a request asks for (its `Range` header).
+    enum Bytes: Equatable {
+        /// From an offset to the end: `bytes=N-`.
+        case from(Int64)
+        /// The last `N` bytes, whatever the length: `bytes=-N`.
+        case last(Int64)
+        case range(Range<Int64>)
     }
 
-    /// The scheduler's name for it; the probe gets one only once its response is understood.
-    var id: TransferID?
+    /// Why a callback stopped the transfer, read when libcurl reports it done.
+    enum Cut: Equatable {
+        /// On the job's word: its bytes are written, it lost a race, it was too slow.
+        case stopped
+        /// The job has every byte it wanted of the answer (a 200 read up to the end of the range asked).
+        case enough
+        /// The answer is not one the job can use, or asks to be tried again later.
+        case refused(RequestFailure)
+    }
+
+    /// The job's name for it (its planner's transfer or piece); nil until the job gives it one.
+    var name: Int?
     let easy: EasyHandle
     let url: String
-    /// The bytes asked for; nil for the whole file.
-    let range: Range<Int64>?
-    let isProbe: Bool
-    /// `--stream`'s request for the end of the file, sent with the probe before the length is known.
-    var isTail = false
-    /// The tail answered before the probe: it is bound to its segment once the probe has answered.
-    var waitsForProbe = false
+    let bytes: Bytes?
+    /// The request's headers: libcurl borrows them for as long as the transfer runs.
+    let headers: HeaderList
+    /// Its place in the budget of the host it asked.
+    let claim: HostConnections.Claim
     var head = ResponseHead()
-    var abort: Abort?
-    /// True once its response was judged to be the bytes asked for.
+    var cut: Cut?
+    /// Where the bytes the job keeps are written; the job sets it when it accepts the answer.
+    var sink: (any ByteSink)?
+    /// A write to `sink` failed: the transfer stopped, and the job learns why.
+    var writeError: DownloadError?
+    /// True once its response was accepted by the job.
     var accepted = false
     /// True once a byte of the body arrived.
     var delivering = false
-    /// When it was paused (see `Engine.admit`); nil while it may receive.
+    /// The job holds its body back (paused) until it lets go (see `Driver.admit`).
+    var held = false
+    /// When it was paused; nil while it may receive.
     var pausedSince: Double?
-    /// Received bytes on their way to the file.
-    let pending = WriteBuffer(capacity: 256 << 10)
-    unowned let engine: Engine
+    unowned let driver: Driver
 
-    init(id: TransferID?, url: String, range: Range<Int64>?, isProbe: Bool, engine: Engine) throws {
-        self.id = id
+    init(name: Int?, url: String, bytes: Bytes?, headers: HeaderList, claim: HostConnections.Claim, driver: Driver) throws {
+        self.name = name
         self.url = url
-        self.range = range
-        self.isProbe = isProbe
-        self.engine = engine
+        self.bytes = bytes
+        self.headers = headers
+        self.claim = claim
+        self.driver = driver
         easy = try EasyHandle()
     }
+
+    /// The bytes of the resource asked for, when the request named both ends.
+    var asked: Range<Int64>? { if case .range(let range) = bytes { range } else { nil } }
+
+    /// Where redirects led.
+    var finalURL: String { easy.info(string: CURLINFO_EFFECTIVE_URL) ?? url }
 }
 
 @available(*, unavailable)
 extension Transfer: Sendable {}
 
+/// Where a transfer's kept bytes go, each at its offset: a file's write buffer, a segment's file, a
+/// document in memory.
+protocol ByteSink: AnyObject {
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError)
+    /// Writes out what it holds back; called when its transfer leaves libcurl.
+    func flush() throws(DownloadError)
+}
+
+/// What the job keeps of a chunk of a body: the bytes `keep` (offsets into the chunk), written at
+/// `offset`; and whether the transfer stops after it.
+struct BodyStep {
+    var keep: Range<Int> = 0..<0
+    var offset: Int64 = 0
+    var then: Transfer.Cut?
+
+    /// Drop the chunk and stop the transfer.
+    static func stop(_ cut: Transfer.Cut) -> BodyStep { BodyStep(then: cut) }
+}
+
 // libcurl callbacks: they capture nothing; the userdata is the Transfer, unretained because the
-// engine's table of running transfers keeps it alive for as long as libcurl may call back.
+// driver's table of running transfers keeps it alive for as long as libcurl may call back.
 
 let transferWriteCallback: EasyHandle.DataCallback = { data, size, count, userdata in
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
-    guard transfer.engine.admit(size * count, from: transfer) else { return EasyHandle.pauseReceiving }
-    transfer.engine.multi.bytesDelivered += size * count
-    let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
-    return transfer.engine.receive(bytes, from: transfer) ? size * count : 0
+    let driver = transfer.driver
+    // Bytes before an answer the job took (a redirect's page, a refusal's text) are nobody's.
+    guard transfer.accepted else { return size * count }
+    guard driver.admit(size * count, from: transfer) else { return EasyHandle.pauseReceiving }
+    driver.multi.bytesDelivered += size * count
+    transfer.delivering = true
+    let step = driver.job.received(size * count, from: transfer)
+    if !step.keep.isEmpty, let sink = transfer.sink {
+        let chunk = UnsafeRawBufferPointer(start: data, count: size * count)
+        do throws(DownloadError) {
+            try sink.write(UnsafeRawBufferPointer(rebasing: chunk[step.keep]), at: step.offset)
+        } catch {
+            transfer.writeError = error
+            return 0
+        }
+    }
+    guard let cut = step.then else { return size * count }
+    transfer.cut = cut
+    return 0
 }
 
 let transferHeaderCallback: EasyHandle.DataCallback = { data, size, count, userdata in
@@ -68,5 +119,6 @@ let transferHeaderCallback: EasyHandle.DataCallback = { data, size, count, userd
     let blockEnded = transfer.head.add(line: line)
     // Redirects are followed by libcurl and informational responses are skipped; judge the final response.
     guard blockEnded, transfer.head.status >= 200, !transfer.head.isRedirect else { return size * count }
-    return transfer.engine.responseArrived(transfer) ? size * count : 0
+    guard transfer.driver.responded(transfer) else { return 0 }
+    return size * count
 }

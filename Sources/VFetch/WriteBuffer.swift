@@ -1,20 +1,22 @@
 /// Gathers one transfer's contiguous bytes so the file gets a few large writes instead of libcurl's
 /// 16 KiB pieces (`CURL_MAX_WRITE_SIZE`): far fewer system calls and whole pages per write.
-final class WriteBuffer {
+final class WriteBuffer: ByteSink {
+    private let file: OutputFile
     private let storage: UnsafeMutableRawBufferPointer
     private var start: Int64 = 0
     private var count = 0
 
-    init(capacity: Int) {
+    init(capacity: Int, file: OutputFile) {
+        self.file = file
         storage = .allocate(byteCount: capacity, alignment: 4096)
     }
 
     deinit { storage.deallocate() }
 
     /// Adds `bytes` that belong at `offset`; writes out first whatever they do not continue.
-    func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64, to file: OutputFile) throws(DownloadError) {
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) {
         if count > 0, offset != start + Int64(count) || count + bytes.count > storage.count {
-            try flush(to: file)
+            try flush()
         }
         if bytes.count >= storage.count {
             try file.write(bytes, at: offset)
@@ -25,7 +27,7 @@ final class WriteBuffer {
         count += bytes.count
     }
 
-    func flush(to file: OutputFile) throws(DownloadError) {
+    func flush() throws(DownloadError) {
         guard count > 0 else { return }
         defer { count = 0 }
         try file.write(UnsafeRawBufferPointer(rebasing: storage[0..<count]), at: start)

@@ -1,12 +1,20 @@
 import Foundation
 
-/// What to do with a response, decided before a single byte of its body is written.
+/// What a response is, decided from its head before a single byte of its body is written: the one
+/// judgement of every answer vfetch gets, whole files' and streams' alike (a file's probe is read by
+/// `RemoteFile(probe:)`). What to do about it is the planner's: a whole file falls back to one
+/// connection where a range is ignored, a stream reads its segment out of the whole body.
 package enum ResponseVerdict: Equatable, Sendable {
-    /// The body is the bytes asked for: write it.
-    case accept
-    /// The server ignored or garbled the Range (200, or a Content-Range other than asked): never write it; use one connection.
-    case rangeIgnored(String)
-    /// Validators or length differ from the first response: the bytes belong to another file.
+    /// 206: bytes `range` of a resource of `total` bytes (nil: not said), from the first byte asked for to
+    /// the last, or to the resource's end when the request went past it.
+    case part(Range<Int64>, total: Int64?)
+    /// 200: the whole resource from its first byte, whatever was asked; `length` when it says.
+    case whole(length: Int64?)
+    /// 304 to a conditional request: the copy the caller holds is current.
+    case notModified
+    /// A 206 for other bytes than asked, or without a usable `Content-Range`: never write it.
+    case wrongRange(String)
+    /// Validators or length differ from the file's: the bytes belong to another file.
     case remoteChanged(String)
     /// 408, 429 or 5xx: try again after a delay, at least `after` seconds when the server said so.
     case retry(status: Int, after: Double?)
@@ -17,35 +25,44 @@ package enum ResponseVerdict: Equatable, Sendable {
 }
 
 extension ResponseVerdict {
-    /// Checks a response to a request for `asked` (nil: the whole file) against the file the probe found.
-    package static func check(_ head: ResponseHead, asked: Range<Int64>?, remote: RemoteFile, now: Date = Date())
-        -> ResponseVerdict
-    {
+    /// Judges the answer to a request for the bytes `asked` (nil: the whole resource). With `remote`, the
+    /// file a probe found, the answer must be of that file: the same validators and length, and a 206 must
+    /// say the length. `conditional`: the request carried validators, so a 304 is an answer.
+    package static func check(
+        _ head: ResponseHead, asked: Range<Int64>?, remote: RemoteFile? = nil, conditional: Bool = false, now: Date = Date()
+    ) -> ResponseVerdict {
+        if head.status == 304, conditional { return .notModified }
         if let failure = forStatus(head, now: now) { return failure }
-        var seen = RemoteFile(
-            length: nil, acceptsRanges: remote.acceptsRanges, etag: head.header("etag"),
-            lastModified: head.header("last-modified"))
         switch head.status {
         case 206:
-            guard let contentRange = head.header("content-range").flatMap(ContentRange.init) else {
-                return .rangeIgnored("206 without a valid Content-Range")
+            guard let contentRange = head.header("content-range").flatMap(ContentRange.init), let range = contentRange.range else {
+                return .wrongRange("206 without a valid Content-Range")
             }
-            seen.length = contentRange.total
-            if let change = remote.difference(from: seen) { return .remoteChanged(change) }
-            guard let asked else { return .rangeIgnored("206 to a request without Range") }
-            guard contentRange.range == asked, contentRange.total != nil else {
-                return .rangeIgnored(
-                    "asked for bytes \(asked.describedAsHTTP), got \(head.header("content-range") ?? "?")")
+            if let change = difference(from: remote, head, length: contentRange.total) { return .remoteChanged(change) }
+            guard let asked else { return .wrongRange("206 to a request without Range") }
+            // A request past the resource's end (a segment of unknown length) is answered up to that end.
+            let cutAtEnd = contentRange.total.map { range.upperBound == $0 && $0 < asked.upperBound } ?? false
+            guard range.lowerBound == asked.lowerBound, range.upperBound == asked.upperBound || cutAtEnd,
+                remote == nil || contentRange.total != nil
+            else {
+                return .wrongRange("asked for bytes \(asked.describedAsHTTP), got \(head.header("content-range") ?? "?")")
             }
-            return .accept
+            return .part(range, total: contentRange.total)
         case 200:
-            seen.length = head.header("content-length").flatMap { Int64($0) }
-            if let change = remote.difference(from: seen) { return .remoteChanged(change) }
-            if let asked, asked.lowerBound > 0 { return .rangeIgnored("200 with the whole file to a ranged request") }
-            return .accept
+            let length = head.header("content-length").flatMap { Int64($0) }
+            if let change = difference(from: remote, head, length: length) { return .remoteChanged(change) }
+            return .whole(length: length)
         default:
             return .fail(status: head.status)
         }
+    }
+
+    /// How the answer differs from the file `remote` describes, if it does.
+    private static func difference(from remote: RemoteFile?, _ head: ResponseHead, length: Int64?) -> String? {
+        guard let remote else { return nil }
+        let seen = RemoteFile(
+            length: length, acceptsRanges: remote.acceptsRanges, etag: head.header("etag"), lastModified: head.header("last-modified"))
+        return remote.difference(from: seen)
     }
 
     /// The verdict an error status gets whatever was asked, or nil for 2xx.

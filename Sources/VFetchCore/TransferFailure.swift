@@ -21,22 +21,22 @@ package enum TransferFailure: Sendable, Equatable {
         case badURL
         /// The download cannot go on: retries would fail the same way (exit 1).
         case permanent
-        /// Other connections work: the host's connection limit. The range goes to one of them, no failure counted.
-        case hostLimit
         /// Try the range again after a backoff.
         case retry
     }
 
-    /// What this failure means. `fileKnown`: the probe has answered; `answered`: this request had its
-    /// response accepted; `othersWork`: other requests have theirs (only asked when it matters).
-    package func verdict(fileKnown: Bool, answered: Bool, othersWork: () -> Bool) -> Verdict {
+    /// Whether the host may have refused the request at its connection limit: a connection refused, or
+    /// one reset before its answer. The host's budget (`HostBudget.refused`) judges whether it did.
+    package var mayBeHostLimit: Bool { self == .notConnected || self == .reset }
+
+    /// What this failure means, once it is not the host's connection limit. `fileKnown`: the probe has answered.
+    package func verdict(fileKnown: Bool) -> Verdict {
         switch self {
-        case .unresolved: return .unreachable
-        case .notConnected where !fileKnown: return .unreachable
-        case .badURL: return .badURL
-        case .permanent: return .permanent
-        case .notConnected, .reset: return !answered && othersWork() ? .hostLimit : .retry
-        case .transient: return .retry
+        case .unresolved: .unreachable
+        case .notConnected where !fileKnown: .unreachable
+        case .badURL: .badURL
+        case .permanent: .permanent
+        case .notConnected, .reset, .transient: .retry
         }
     }
 }

@@ -9,25 +9,15 @@ import VFetchCore
 /// connections at once: origins and CDNs limit the rate of each response and start each with a burst,
 /// so a segment in pieces comes sooner than one whole, and a connection never idles while another
 /// carries a long segment.
-/// A host that answers 429 or 503 while other requests of it work has reached its connection limit: the
-/// plan holds one connection fewer and asks again, without counting a failure. A fetch that keeps
-/// failing fails the download, naming the fetch, unless `skipUnavailable` lets it be skipped, and then
-/// it is reported as a gap.
+/// How many requests the host allows is not the plan's to learn: the process's budget for the host says
+/// whether a request may start (`notStarted`) and which refusals were its connection limit
+/// (`refusedByHost`), and those cost no failure. A fetch that keeps failing fails the download, naming
+/// the fetch, unless `skipUnavailable` lets it be skipped, and then it is reported as a gap.
 package struct SegmentFetchPlan: Sendable {
     package enum State: Sendable, Equatable {
         case waiting(notBefore: Double)
         case fetching
         case done
-    }
-
-    /// Why one request failed, as the adapter saw it.
-    package enum Failure: Error, Sendable, Equatable {
-        /// An HTTP answer other than the bytes asked for.
-        case status(Int, retryAfter: Double?)
-        /// Below HTTP: connect, reset, timeout (`TransferFailure` classifies it).
-        case transfer(TransferFailure, message: String)
-        /// An answer that is not what a segment can be: an HTML page, a wrong length.
-        case invalid(String)
     }
 
     /// One request's worth of a fetch: all of it (`range` nil), or the bytes `range` of it, counted
@@ -54,8 +44,8 @@ package struct SegmentFetchPlan: Sendable {
     private var skippedReasons: [Int: String] = [:]
     /// Fetches whose length is known: from the start (a byte range) or from a first piece's answer.
     private var lengths: [Int: Int64]
-    /// How many requests run at once: `connections` at first, lowered to what a limited host allows.
-    package private(set) var connectionLimit: Int
+    /// How many requests run at once at most (`--connections`); the host's budget may allow fewer.
+    package let connections: Int
     /// The size of a piece when a fetch is split; nil once the origin has ignored a range (or never split).
     package private(set) var pieceSize: Int64?
     package let retry: RetryPolicy
@@ -69,7 +59,7 @@ package struct SegmentFetchPlan: Sendable {
     ) {
         self.done = (0..<count).map(done.contains)
         self.lengths = lengths
-        connectionLimit = max(1, connections)
+        self.connections = max(1, connections)
         self.pieceSize = pieceSize.map { max(1, $0) }
         self.retry = retry
         self.skipUnavailable = skipUnavailable
@@ -90,10 +80,21 @@ package struct SegmentFetchPlan: Sendable {
     /// The skipped fetches and why, in order.
     package var skipped: [(fetch: Int, reason: String)] { skippedReasons.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
 
+    /// How many requests it would run at once if the host were its alone: its connections, or fewer
+    /// when fewer pieces are left.
+    package var wanted: Int {
+        var count = 0
+        for piece in pieces where piece.state != .done {
+            count += 1
+            if count == connections { break }
+        }
+        return count
+    }
+
     /// The requests to start now, the earliest waiting first, up to the connection limit; or the failure.
     package mutating func next(now: Double) -> [Action] {
         if let failed { return [failed] }
-        var free = connectionLimit - inFlight
+        var free = connections - inFlight
         guard free > 0 else { return [] }
         splitWholeFetches(now: now)
         var actions: [Action] = []
@@ -148,7 +149,7 @@ package struct SegmentFetchPlan: Sendable {
 
     /// When the next waiting request may start, if that is in the future and a connection is free for it.
     package func wakeup(after now: Double) -> Double? {
-        guard failed == nil, inFlight < connectionLimit else { return nil }
+        guard failed == nil, inFlight < connections else { return nil }
         return pieces.compactMap { if case .waiting(let at) = $0.state, at > now { at } else { nil } }.min()
     }
 
@@ -203,7 +204,7 @@ package struct SegmentFetchPlan: Sendable {
 
     /// The whole fetch was refused after its pieces arrived (an HTML page, a failed decryption): it is asked
     /// for again, whole, after a backoff, or given up.
-    package mutating func rejected(_ fetch: Int, _ failure: Failure, now: Double, jitter: Double) {
+    package mutating func rejected(_ fetch: Int, _ failure: RequestFailure, now: Double, jitter: Double) {
         guard let first = pieces.firstIndex(where: { $0.fetch == fetch }) else { return }
         let failures = pieces.filter { $0.fetch == fetch }.map(\.failures).max() ?? 0
         pieces.removeAll { $0.fetch == fetch }
@@ -212,11 +213,21 @@ package struct SegmentFetchPlan: Sendable {
         failed(whole.id, failure, now: now, jitter: jitter)
     }
 
+    /// A request could not start: the host's budget has no room for it now. It waits for the next turn,
+    /// with no failure counted.
+    package mutating func notStarted(_ id: Int) {
+        guard let piece = position(of: id), pieces[piece].state == .fetching else { return }
+        pieces[piece].state = .waiting(notBefore: 0)
+    }
+
+    /// A request was refused at the host's connection limit (its budget judged so): it is asked for again
+    /// when the host has room, with no failure counted.
+    package mutating func refusedByHost(_ id: Int) { notStarted(id) }
+
     /// Records a failed request: it waits for its retry, or the download fails (or the fetch is skipped).
     /// `jitter` in 0..<1 spreads the retries of many requests apart.
-    package mutating func failed(_ id: Int, _ failure: Failure, now: Double, jitter: Double) {
+    package mutating func failed(_ id: Int, _ failure: RequestFailure, now: Double, jitter: Double) {
         guard let piece = position(of: id), pieces[piece].state == .fetching else { return }
-        let othersWork = done.contains(true) || pieces.contains { $0.id != id && ($0.state == .fetching || $0.state == .done) }
         var retryAfter: Double?
         switch failure {
         case .status(let status, let after) where status == 429 || status == 503:
@@ -224,21 +235,10 @@ package struct SegmentFetchPlan: Sendable {
             if retry.refuses(retryAfter: after) {
                 return give(up: piece, "HTTP \(status) with Retry-After \(Int(after ?? 0)) s, longer than the longest wait")
             }
-            if othersWork, inFlight > 1 {
-                // The host's connection limit, not a broken segment: fewer connections, and no failure counted.
-                connectionLimit = max(1, inFlight - 1)
-                pieces[piece].state = .waiting(notBefore: now + (after ?? retry.delay(afterFailures: 0, retryAfter: nil, jitter: jitter)))
-                return
-            }
         case .transfer(let transfer, _):
-            switch transfer.verdict(fileKnown: true, answered: false, othersWork: { othersWork }) {
+            switch transfer.verdict(fileKnown: true) {
             case .unreachable, .badURL, .permanent: return give(up: piece, Self.describe(failure))
-            case .hostLimit where inFlight > 1:
-                // A reset or refusal on an extra connection while others work: the host's limit, as above.
-                connectionLimit = max(1, inFlight - 1)
-                pieces[piece].state = .waiting(notBefore: now)
-                return
-            case .hostLimit, .retry: break
+            case .retry: break
             }
         case .status, .invalid: break
         }
@@ -255,7 +255,7 @@ package struct SegmentFetchPlan: Sendable {
         if !skipUnavailable { failed = failed ?? .fail(fetch: fetch, reason: reason) }
     }
 
-    static func describe(_ failure: Failure) -> String {
+    static func describe(_ failure: RequestFailure) -> String {
         switch failure {
         case .status(let status, _): "HTTP \(status)"
         case .transfer(_, let message): message

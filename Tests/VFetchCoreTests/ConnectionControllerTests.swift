@@ -55,19 +55,19 @@ struct SimulatedOrigin {
                     all[index].controller = ConnectionController(.init(maximum: maximum), now: now, bytesDone: 0)
                 }
                 var download = all[index]
-                let allowed = budget.report(
-                    index, wanted: download.controller.wanted, open: download.open.count, working: download.open.count, now: now)
+                let allowed = budget.report(index, wanted: download.controller.wanted, working: download.open.count, now: now)
                 let wanted = download.controller.update(
                     bytesDone: Int64(download.done), delivering: download.open.count, allowed: allowed, now: now)
                 var limit = fixed ?? min(wanted, allowed)
                 download.run.limits.append(limit)
                 if download.open.count > limit {
+                    for _ in limit..<download.open.count { budget.closed(index, cut: true, now: now) }
                     download.open.removeLast(download.open.count - limit)
-                    budget.gaveBack(index, open: download.open.count, working: download.open.count, now: now)
                 }
-                while download.open.count < limit {
+                while download.open.count < limit, budget.open(index, now: now) {
                     let others = all.indices.filter { $0 != index }.reduce(0) { $0 + all[$1].open.count }
                     if download.open.count + others >= hostLimit {
+                        budget.closed(index, cut: false, now: now)
                         download.run.refusals += 1
                         guard budget.refused(index, working: download.open.count, retryAfter: nil, now: now) else { break }
                         limit = min(limit, budget.allowance(for: index, now: now))

@@ -60,22 +60,47 @@ import Testing
 
     @Test func acceptsOnlyTheExactRangeAsked() {
         let exact = head(206, [("Content-Range", "bytes 100-199/1000"), ("ETag", "\"v1\"")])
-        #expect(ResponseVerdict.check(exact, asked: 100..<200, remote: remote) == .accept)
+        #expect(ResponseVerdict.check(exact, asked: 100..<200, remote: remote) == .part(100..<200, total: 1000))
         let shifted = head(206, [("Content-Range", "bytes 101-200/1000")])
-        guard case .rangeIgnored = ResponseVerdict.check(shifted, asked: 100..<200, remote: remote) else {
+        guard case .wrongRange = ResponseVerdict.check(shifted, asked: 100..<200, remote: remote) else {
             Issue.record("a shifted Content-Range must not be accepted")
             return
         }
+        // A 200 is the whole file whatever was asked: a whole file's planner never writes it at a range's offset.
         let whole = head(200, [("Content-Length", "1000")])
-        guard case .rangeIgnored = ResponseVerdict.check(whole, asked: 100..<200, remote: remote) else {
-            Issue.record("a 200 to a range at offset > 0 must never be written there")
-            return
-        }
-        #expect(ResponseVerdict.check(whole, asked: 0..<200, remote: remote) == .accept)
-        guard case .rangeIgnored = ResponseVerdict.check(head(206, []), asked: 0..<10, remote: remote) else {
+        #expect(ResponseVerdict.check(whole, asked: 100..<200, remote: remote) == .whole(length: 1000))
+        guard case .wrongRange = ResponseVerdict.check(head(206, []), asked: 0..<10, remote: remote) else {
             Issue.record("a 206 without Content-Range must not be accepted")
             return
         }
+        // The file's answers must say its length; a segment's need not.
+        let unsaid = head(206, [("Content-Range", "bytes 0-9/*")])
+        guard case .wrongRange = ResponseVerdict.check(unsaid, asked: 0..<10, remote: remote) else {
+            Issue.record("a 206 of the file without its length must not be accepted")
+            return
+        }
+        #expect(ResponseVerdict.check(unsaid, asked: 0..<10) == .part(0..<10, total: nil))
+    }
+
+    /// A segment of unknown length is asked for in a first piece that may go past its end.
+    @Test func aRangePastTheEndIsAnsweredUpToIt() {
+        let short = head(206, [("Content-Range", "bytes 0-299/300")])
+        #expect(ResponseVerdict.check(short, asked: 0..<512, remote: nil) == .part(0..<300, total: 300))
+        // Past what was asked is not the range asked, even up to the end.
+        let longer = head(206, [("Content-Range", "bytes 0-299/300")])
+        guard case .wrongRange = ResponseVerdict.check(longer, asked: 0..<200) else {
+            Issue.record("bytes past the range asked must not be accepted")
+            return
+        }
+        guard case .wrongRange = ResponseVerdict.check(short, asked: nil) else {
+            Issue.record("a 206 to a request without Range must not be accepted")
+            return
+        }
+    }
+
+    @Test func aNotModifiedIsAnAnswerOnlyToAConditionalRequest() {
+        #expect(ResponseVerdict.check(head(304, []), asked: nil, conditional: true) == .notModified)
+        #expect(ResponseVerdict.check(head(304, []), asked: nil) == .fail(status: 304))
     }
 
     @Test func detectsARemoteChange() {
