@@ -1,5 +1,5 @@
 /// A parsed single-range `Range` header (RFC 9110 §14.1.2).
-enum ByteRangeRequest: Equatable {
+public enum ByteRangeRequest: Equatable, Sendable {
     /// `bytes=a-b` or, with `last == nil`, `bytes=a-`.
     case from(first: Int, last: Int?)
     /// `bytes=-n`: the last n bytes.
@@ -7,7 +7,7 @@ enum ByteRangeRequest: Equatable {
 
     /// Parses `value`; nil for anything this origin ignores (bad syntax, other units, several ranges),
     /// in which case the whole body is answered, as RFC 9110 allows.
-    init?(header value: String) {
+    public init?(header value: String) {
         let trimmed = value.trimmingSpaces()
         guard trimmed.lowercased().hasPrefix("bytes=") else { return nil }
         let spec = trimmed.dropFirst("bytes=".count).trimmingSpaces()
@@ -29,7 +29,7 @@ enum ByteRangeRequest: Equatable {
     }
 
     /// The byte offsets to send from a body of `total` bytes, or nil when unsatisfiable (416).
-    func resolve(total: Int) -> Range<Int>? {
+    public func resolve(total: Int) -> Range<Int>? {
         switch self {
         case .from(let first, let last):
             guard first < total else { return nil }

@@ -530,12 +530,15 @@ package struct SegmentScheduler: Sendable {
 
     /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
     /// stop for it, the one furthest into the file outside every window, whose bytes are needed last.
+    /// Never the one bringing a window's first bytes: they would only be asked for again, later.
     package var transferToPreempt: TransferID? {
         let windows = playbackWindows
         let urgent = segments.contains { ($0.urgent && $0.holders.isEmpty) || $0.raceSoon }
         let readersWait = playback?.positions.isEmpty == false && playbackCut(windows) != nil
         guard urgent || readersWait else { return nil }
-        let held = segments.filter { !$0.holders.isEmpty }
+        let held = segments.filter { segment in
+            !segment.holders.isEmpty && !windows.contains { segment.range.contains($0.lowerBound) }
+        }
         let background = held.filter { segment in !windows.contains { $0.overlaps(segment.range) } }
         let victim = background.max { $0.next < $1.next } ?? (urgent ? held.max { $0.next < $1.next } : nil)
         return victim?.holders.first

@@ -273,15 +273,18 @@ import Testing
             for range in saved { copy.replaceSubrange(range[0]..<range[1], with: part[range[0]..<range[1]]) }
             let copyPath = directory + "/present-only.mp4"
             try Data(copy).write(to: URL(fileURLWithPath: copyPath))
+            var framesCompared = 0
             for range in playable {
                 #expect(range[0] >= 0 && range[1] <= 12.1 && range[0] < range[1], "\(playable)")
-                // (Just past the range's keyframe, so a seek lands on it and not on the one before.)
+                // (Just past the range's keyframe, so a seek lands on it and not on the one before; a range
+                // one frame long then decodes to nothing from either file, so frames are counted over all.)
                 let (start, end) = (range[0] + 0.01, range[1])
                 let fromPresent = try await decodedFrames(copyPath, from: start, to: end)
                 let fromWhole = try await decodedFrames(path, from: start, to: end)
-                #expect(!fromWhole.isEmpty)
+                framesCompared += fromWhole.count
                 #expect(fromPresent == fromWhole, "playable \(range) decodes differently from the present bytes")
             }
+            #expect(framesCompared > 0, "\(playable)")
             // And the holes matter: the present bytes alone do not decode as the whole file does.
             #expect(try await decodedFrames(copyPath, from: 0, to: 12) != decodedFrames(path, from: 0, to: 12))
         }

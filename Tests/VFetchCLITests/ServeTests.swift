@@ -1,6 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
+import VFetchCore
 
 #if canImport(Glibc)
     import Glibc
@@ -271,24 +272,26 @@ import Testing
             // Killed once it has fetched on for a while (2 MiB/s: two seconds or more, a checkpoint at least).
             for _ in 0..<1200 where origin.bytesServed("/f.bin") < 5 * Self.mib { try await Task.sleep(for: .milliseconds(50)) }
             await first.crash()
-            let servedBeforeCrash = origin.bytesServed("/f.bin")
-            // What the killed server's manifest claims: those bytes must never be fetched again.
-            let list = try await vfetch(["cache", "ls", "--json", "--cache-dir", cache])
-            let saved = try #require(
-                list.standardOutput.split(separator: "\n").compactMap {
-                    (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-                }.first?["bytes_cached"] as? Int, "\(list)")
-            #expect(saved >= Self.mib, "the first server had saved at least the head")
+            // What the killed server's manifest vouches for: the next server must never ask for those bytes.
+            let saved = try savedRanges(inCache: cache)
+            #expect(saved.count >= Self.mib, "the first server had saved at least the head")
+            let askedBefore = origin.requests.count
             let second = try await ServerProcess.start(cacheDirectory: cache, ["-c", "8"])
             let whole = try await run("/usr/bin/curl", ["-sf", "-o", directory + "/whole", second.stream(origin.url("/f.bin"))])
             #expect(whole.status == 0)
             #expect(try sha256(file: directory + "/whole") == sha256(bytes))
-            // Fetched again: at most what the first server had not saved, and 1 MiB (what reached
-            // its socket after the count above, and the end's races).
-            let refetched = origin.bytesServed("/f.bin") - bytes.count
-            #expect(
-                refetched <= servedBeforeCrash - saved + Self.mib,
-                "fetched again: \(refetched); before the crash: \(servedBeforeCrash), saved \(saved)")
+            for request in origin.requests.dropFirst(askedBefore) {
+                let header = request.header("range")
+                let asked = try #require(
+                    header.flatMap { ByteRangeRequest(header: $0)?.resolve(total: bytes.count) }, "\(header ?? "no Range")")
+                let range = Int64(asked.lowerBound)..<Int64(asked.upperBound)
+                if case .from(_, nil)? = header.flatMap(ByteRangeRequest.init(header:)) {
+                    // Open-ended (the probe): it starts at a missing byte and is stopped at the next saved one.
+                    #expect(!saved.contains(range.lowerBound), "\(header!) starts in saved bytes")
+                } else {
+                    #expect(saved.gaps(in: range) == [range], "\(header!) asks for saved bytes")
+                }
+            }
             #expect(await second.stop() == 0)
         }
     }
@@ -471,5 +474,13 @@ import Testing
             let noPlayer = try await vfetch(["play", origin.url("/clip.mp4"), "--player", "no-such-player-here", "--cache-dir", cache])
             #expect(noPlayer.status == 64 && noPlayer.standardError.contains("no player found"))
         }
+    }
+
+    /// The bytes the one download manifest in `cache` vouches for.
+    func savedRanges(inCache cache: String) throws -> ByteRangeSet {
+        let files = FileManager.default.enumerator(atPath: cache)?.compactMap { $0 as? String } ?? []
+        let manifest = try #require(files.first { $0.hasSuffix(".vfetch") }, "no manifest in the cache: \(files)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: cache + "/" + manifest)))
+        return try Manifest(decoding: bytes).savedRanges
     }
 }

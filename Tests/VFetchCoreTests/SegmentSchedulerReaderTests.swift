@@ -51,6 +51,21 @@ import Testing
         #expect(atSeek.range!.lowerBound == 20 * Self.mib)
     }
 
+    @Test func theTransferBringingAWindowsFirstBytesIsNeverPreempted() throws {
+        var plan = scheduler()  // no reader: the window starts at the first missing byte
+        let head = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        _ = plan.receive(head, count: 16 << 10, now: 0.01)
+        // The head says where the index is while it is the only transfer (the tail's request has not
+        // answered): the index waits for a free connection rather than take the head's.
+        plan.startSoon(at: 60 * Self.mib, exactly: true)
+        #expect(plan.transferToPreempt == nil)
+        let index = try unwrap(plan.assign(now: 0.02))
+        #expect(index.range?.lowerBound == 60 * Self.mib)
+        // Urgent work again, with a transfer further in: that one goes.
+        plan.startSoon(at: 40 * Self.mib, exactly: true)
+        #expect(plan.transferToPreempt == index.transfer)
+    }
+
     @Test func windowsOnlyFetchesNothingBeyondTheReadersWindows() throws {
         var plan = scheduler(windowsOnly: true)
         let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
