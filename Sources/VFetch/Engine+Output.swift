@@ -81,16 +81,16 @@ extension Engine {
 
     /// Where the first probe asks the file from: the first byte the manifest beside the output says is
     /// missing, so a resumed download does not fetch the start of the file again only to drop it (an
-    /// origin may send megabytes before the answer is read). 0 without a manifest of this URL. Only a
-    /// hint: `previousRun` judges the manifest once the answer is in, and a probe whose bytes are not
-    /// wanted stops.
+    /// origin may send megabytes before the answer is read); the last byte when none is (the answer only
+    /// says whether the file is still the same). 0 without a manifest of this URL. Only a hint:
+    /// `previousRun` judges the manifest once the answer is in, and a probe whose bytes are not wanted stops.
     func probeStart() -> Int64 {
         guard case .file(let path) = destination, !options.restart,
             let data = try? FileSystem.contents(at: SideFiles(output: path).manifest),
             let previous = try? Manifest(decoding: data), demand != nil || previous.url == url,
-            let first = previous.savedRanges.ranges.first, first.lowerBound == 0, first.upperBound < previous.length
+            let first = previous.savedRanges.ranges.first, first.lowerBound == 0
         else { return 0 }
-        return first.upperBound
+        return min(first.upperBound, previous.length - 1)
     }
 
     /// The manifest an earlier run left, if its bytes are this remote file's and still in `part`

@@ -286,8 +286,10 @@ import VFetchCore
                     header.flatMap { ByteRangeRequest(header: $0)?.resolve(total: bytes.count) }, "\(header ?? "no Range")")
                 let range = Int64(asked.lowerBound)..<Int64(asked.upperBound)
                 if case .from(_, nil)? = header.flatMap(ByteRangeRequest.init(header:)) {
-                    // Open-ended (the probe): it starts at a missing byte and is stopped at the next saved one.
-                    #expect(!saved.contains(range.lowerBound), "\(header!) starts in saved bytes")
+                    // Open-ended (the probe): it starts at a missing byte and is stopped at the next saved one;
+                    // with none missing (the first server finished), at the last byte.
+                    let last = Int64(bytes.count - 1)
+                    #expect(!saved.contains(range.lowerBound) || range.lowerBound == last, "\(header!) starts in saved bytes")
                 } else {
                     #expect(saved.gaps(in: range) == [range], "\(header!) asks for saved bytes")
                 }
@@ -315,6 +317,28 @@ import VFetchCore
         #expect(offline.status == 0, "served from the cache")
         #expect(try sha256(file: directory + "/offline") == sha256(bytes))
         #expect(await second.stop() == 0)
+    }
+
+    @Test func aCompleteEntryIsRevalidatedWithItsLastByteAlone() async throws {
+        let bytes = randomBytes(3 * Self.mib, seed: 14)
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", bytes)
+            let url = origin.url("/f.bin")
+            let cache = directory + "/cache"
+            let first = try await ServerProcess.start(cacheDirectory: cache)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", first.stream(url)]).status == 0)
+            #expect(try await first.waitForEntry(url) { $0["complete"] as? Bool == true })
+            #expect(await first.stop() == 0)
+            let (askedBefore, servedBefore) = (origin.requests.count, origin.bytesServed("/f.bin"))
+            // A new server revalidates on the first read: the answer to one byte says whether the file changed.
+            let second = try await ServerProcess.start(cacheDirectory: cache)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", directory + "/again", second.stream(url)]).status == 0)
+            #expect(try sha256(file: directory + "/again") == sha256(bytes))
+            let asked = origin.requests.dropFirst(askedBefore).map { $0.header("range") ?? "none" }
+            #expect(asked == ["bytes=\(bytes.count - 1)-"], "\(asked)")
+            #expect(origin.bytesServed("/f.bin") - servedBefore == 1)
+            #expect(await second.stop() == 0)
+        }
     }
 
     @Test func cacheCommandsEvictionAndOneServerPerDirectory() async throws {
