@@ -28,7 +28,7 @@ package struct SegmentScheduler: Sendable {
         package var raceAfterSeconds: Double = 0.3
         package var raceFactor: Double = 0.5
         package var retry = RetryPolicy()
-        /// Learn the burst that starts each response (see `responseBurst`). The engine turns it on,
+        /// Learn the burst that starts each response (see `ResponseBursts`). The engine turns it on,
         /// except under `--max-speed`, whose pauses would look like the origin's.
         package var learnsBursts = false
         /// A pause of at least this long, after at least `minimumBurst` bytes, ends a response's burst.
@@ -103,15 +103,6 @@ package struct SegmentScheduler: Sendable {
         var requestEnd: Int64
         var wrote = false
         var startedAt: Double
-        var received: Int64 = 0
-        var receivedAtTick: Int64 = 0
-        var rate: Double?
-        var slowTicks = 0
-        var lastReceivedAt: Double?
-        /// Whether the response paused yet (its burst is over).
-        var paused = false
-        /// It asks for twice `requestSize`, to see whether larger requests pause.
-        var probesSize = false
     }
 
     /// Playback order: the `lookahead` bytes after the first missing byte are fetched in chunks, in
@@ -154,32 +145,16 @@ package struct SegmentScheduler: Sendable {
     package private(set) var retries = 0
     /// The server's `Retry-After` that made `transferEnded` give up, asking for longer than `retry.maxRetryAfter`.
     package private(set) var refusedRetryAfter: Double?
-    /// What every response of this origin sends at once before its per-connection limit sets in, once
-    /// three responses agreed on it (see `noteBurst`): nginx's `limit_rate` sends its first chunk (up to 2 MiB) undelayed,
-    /// then pauses; CDNs allow a burst. A fresh request on a kept-alive connection gets a fresh burst, so
-    /// requests ask for no more than this, one after another.
-    package private(set) var responseBurst: Int64?
-    private var burstSamples: [Int64] = []
-    /// The most a request asks for while the burst is unknown; nil: whole segments.
-    private var requestSize: Int64?
-    /// Responses of `requestSize` that came whole without a pause since the size last changed.
-    private var wholeResponses = 0
-    /// A larger request paused: `requestSize` stays.
-    private var requestSizeSettled = false
-    private var pausesCheckedAt = -Double.infinity
+    /// What every response of this origin sends at once before it pauses: requests ask for no more.
+    package private(set) var bursts: ResponseBursts
+    /// How fast each transfer goes, and what is typical: which to race, which to replace.
+    package private(set) var rates: TransferRates
 
     private var segments: [Segment] = []
     private var transfers: [TransferID: Transfer] = [:]
     private var orphans: [TransferID] = []
     private var nextTransferID = 0
     private var nextSegmentID = 0
-    private var lastTick: Double?
-    /// The best recent median transfer rate, decaying (see `tick`); nil until measured over three or more transfers.
-    private var typicalRate: Double?
-    /// The rates of transfers that ended since the last tick, over their whole life.
-    private var endedRates: [Double] = []
-    /// What is left of the typical rate after a tick that measured no faster median: it halves in about 3 s.
-    private static let typicalRateDecay = 0.8
     private var finishedUnknownLength = false
 
     package init(
@@ -189,7 +164,12 @@ package struct SegmentScheduler: Sendable {
         self.total = total
         self.rangeRequests = rangeRequests && total != nil
         self.configuration = configuration
-        requestSize = self.rangeRequests && configuration.learnsBursts ? configuration.firstRequestSize : nil
+        bursts = ResponseBursts(
+            rangeRequests: self.rangeRequests, learns: configuration.learnsBursts,
+            firstRequestSize: configuration.firstRequestSize, gap: configuration.burstGap,
+            minimum: configuration.minimumBurst, alignment: configuration.alignment)
+        rates = TransferRates(
+            slowFactor: configuration.slowFactor, slowSeconds: configuration.slowSeconds, replacesSlow: self.rangeRequests)
         if self.rangeRequests, let total {
             self.completed = completed
             for gap in completed.gaps(in: 0..<total) { addSegment(gap) }
@@ -278,12 +258,9 @@ package struct SegmentScheduler: Sendable {
         }
         let straggler = held.filter { index in
             let segment = segments[index]
-            guard segment.holders.count == 1, let holder = transfers[segment.holders[0]] else { return false }
-            // Between ticks, a young transfer's rate is what it received since it started.
-            let age = now - holder.startedAt
-            guard let rate = holder.rate ?? (age >= 0.5 ? Double(holder.received) / age : nil) else { return false }
+            guard segment.holders.count == 1, let rate = rates.rate(of: segment.holders[0], now: now) else { return false }
             if rate <= 0 { return true }  // delivered nothing for a whole tick: stalled
-            guard let typicalRate = typicalRate ?? endedMedian, rate < configuration.raceFactor * typicalRate else { return false }
+            guard let typicalRate = rates.typicalSoFar, rate < configuration.raceFactor * typicalRate else { return false }
             return Double(segment.remaining) / rate > configuration.raceAfterSeconds
         }.max { segments[$0].remaining < segments[$1].remaining }
         if let straggler { return start(on: straggler, now: now, isRace: true) }
@@ -304,25 +281,15 @@ package struct SegmentScheduler: Sendable {
         return transfer.position..<transfer.requestEnd
     }
 
-    /// Before the second tick has measured anything, the median rate of three or more transfers that ended:
-    /// at the start of a download the first segments often end before a tick sees them.
-    private var endedMedian: Double? {
-        endedRates.count >= 3 ? endedRates.sorted()[endedRates.count / 2] : nil
-    }
-
     /// Accounts for `count` bytes that transfer `id` just received, and says which of them to write.
     package mutating func receive(_ id: TransferID, count: Int64, now: Double) -> Receipt {
         guard var transfer = transfers[id], let segmentID = transfer.segment,
             let index = segments.firstIndex(where: { $0.id == segmentID })
         else { return Receipt(write: nil, stop: true) }
         let chunk = transfer.position..<(transfer.position + count)
-        if !transfer.paused, let last = transfer.lastReceivedAt, now - last >= configuration.burstGap {
-            transfer.paused = true
-            noteBurst(of: transfer)
-        }
-        transfer.lastReceivedAt = now
+        let freshRequest = bursts.received(id, count: count, left: transfer.requestEnd - chunk.upperBound, now: now)
+        rates.received(id, count: count)
         transfer.position = chunk.upperBound
-        transfer.received += count
         var segment = segments[index]
         var receipt = Receipt(write: nil, stop: false)
         // Holders never run ahead of `next`, so only the chunk's tail can be new.
@@ -338,7 +305,7 @@ package struct SegmentScheduler: Sendable {
             receipt.stop = true  // overtaken by a racer: the other holder is faster
         }
         if transfer.position >= segment.end { receipt.stop = transfer.position < transfer.requestEnd }
-        if wantsFreshRequest(transfer) { receipt.stop = true }
+        if freshRequest { receipt.stop = true }
         transfers[id] = transfer
         segments[index] = segment
         if segment.remaining == 0, total != nil {
@@ -354,32 +321,22 @@ package struct SegmentScheduler: Sendable {
         return receipt
     }
 
-    /// Notes the responses that paused since their last chunk (see `responseBurst`), and returns those that
+    /// Notes the responses that paused since their last chunk (see `ResponseBursts`), and returns those that
     /// paused after their burst with more than a burst still to come: a fresh request gets it sooner.
     /// Abort them, then call `transferEnded`. Call it on every turn of the loop: a pause is over by the
     /// time its next chunk shows it.
     package mutating func restartPaused(now: Double) -> [TransferID] {
-        // Pauses last `burstGap` at least: look a few times as often, not on every turn.
-        guard now - pausesCheckedAt >= configuration.burstGap / 4 else { return [] }
-        pausesCheckedAt = now
-        let silent = transfers.filter { _, transfer in
-            transfer.segment != nil && transfer.lastReceivedAt.map { now - $0 >= configuration.burstGap } == true
+        let transfers = self.transfers
+        let restart = bursts.restartPaused(now: now) { id in
+            transfers[id].flatMap { transfer in transfer.segment.map { _ in transfer.requestEnd - transfer.position } }
         }
-        for (id, transfer) in silent where !transfer.paused {
-            transfers[id]?.paused = true
-            noteBurst(of: transfer)
-        }
-        let restart = silent.filter { wantsFreshRequest($0.value) }.keys.sorted()
         for id in restart { detach(id) }
         return restart
     }
 
     /// Whole segments from now on: an origin that fast on one connection has no burst worth a request's
     /// round trip, and short requests would wait behind the long one in each turn of the I/O loop.
-    package mutating func requestWholeSegments() {
-        requestSize = nil
-        requestSizeSettled = true
-    }
+    package mutating func requestWholeSegments() { bursts.requestWholeSegments() }
 
     /// Transfers whose segment was finished by another holder: abort them, then call `transferEnded`.
     package mutating func takeOrphans() -> [TransferID] {
@@ -391,10 +348,12 @@ package struct SegmentScheduler: Sendable {
     /// or the server asked it to wait longer than the policy waits (`refusedRetryAfter`).
     package mutating func transferEnded(_ id: TransferID, outcome: Outcome, now: Double) -> Bool {
         guard let transfer = transfers.removeValue(forKey: id) else { return true }
-        // Under 64 KiB, a transfer's life measures the round trip more than the rate.
-        if transfer.received >= 64 << 10, now > transfer.startedAt {
-            endedRates.append(Double(transfer.received) / (now - transfer.startedAt))
-        }
+        rates.ended(id, now: now)
+        let index = transfer.segment.flatMap { segmentID in segments.firstIndex { $0.id == segmentID } }
+        // All it asked for, when it asked for a burst's worth; otherwise the server ended the body early
+        // without an error: as good as a failure.
+        let whole = outcome == .finished && transfer.position >= transfer.requestEnd
+        bursts.ended(id, whole: whole && index != nil && total != nil)
         if total == nil, outcome == .finished {
             total = transfer.position
             completed = ByteRangeSet([0..<transfer.position])
@@ -402,8 +361,7 @@ package struct SegmentScheduler: Sendable {
             finishedUnknownLength = true
             return true
         }
-        guard let segmentID = transfer.segment, let index = segments.firstIndex(where: { $0.id == segmentID })
-        else { return true }
+        guard let index else { return true }
         segments[index].holders.removeAll { $0 == id }
         let failed: Bool
         let retryAfter: Double?
@@ -412,18 +370,8 @@ package struct SegmentScheduler: Sendable {
             failed = true
             retryAfter = after
         case .finished:
-            // All it asked for, when it asked for a burst's worth; otherwise the server ended the body
-            // early without an error: as good as a failure.
-            failed = transfer.position < transfer.requestEnd
+            failed = !whole
             retryAfter = nil
-            if !failed, !transfer.paused, let size = requestSize, transfer.received >= size {
-                if transfer.probesSize {
-                    requestSize = size >= 32 << 20 ? nil : 2 * size  // no burst in sight: fewer, longer requests
-                    wholeResponses = 0
-                } else {
-                    wholeResponses += 1
-                }
-            }
         case .stopped:
             failed = false
             retryAfter = nil
@@ -450,48 +398,12 @@ package struct SegmentScheduler: Sendable {
 
     /// Measures each transfer's rate once a second; returns those far slower than their peers, to be replaced.
     package mutating func tick(now: Double) -> [TransferID] {
-        guard let last = lastTick else {
-            lastTick = now
-            return []
+        let (transfers, segments) = (self.transfers, self.segments)
+        let slow = rates.tick(now: now) { id in
+            transfers[id]?.segment.flatMap { segmentID in segments.first { $0.id == segmentID }?.remaining }
         }
-        let elapsed = now - last
-        guard elapsed >= 1 else { return [] }
-        lastTick = now
-        for (id, var transfer) in transfers where transfer.segment != nil {
-            if now - transfer.startedAt >= elapsed {
-                transfer.rate = Double(transfer.received - transfer.receivedAtTick) / elapsed
-            }
-            transfer.receivedAtTick = transfer.received
-            transfers[id] = transfer
-        }
-        // Fast transfers often end before a tick measures them, while slow ones always live that long: count
-        // the rates of those that ended too, or the slow would make the median.
-        let rates = (transfers.values.compactMap(\.rate) + endedRates).sorted()
-        let ended = endedRates.count
-        endedRates.removeAll()
-        guard rangeRequests, rates.count >= 3 else { return [] }
-        let median = rates[rates.count / 2]
-        // New transfers have no rate yet; a median of the few old ones (often the slow) is no norm.
-        if rates.count * 2 >= transfers.count + ended {
-            // Keep the best recent median, decaying: at the end of a download only the stragglers are left,
-            // and their own median would make them look typical, so they would never be raced or replaced.
-            typicalRate = max(median, (typicalRate ?? 0) * Self.typicalRateDecay)
-        }
-        let norm = typicalRate ?? median
-        var slow: [TransferID] = []
-        for (id, var transfer) in transfers {
-            guard let rate = transfer.rate, let segmentID = transfer.segment,
-                let segment = segments.first(where: { $0.id == segmentID })
-            else { continue }
-            let lagging = rate < configuration.slowFactor * norm && Double(segment.remaining) > rate * 2
-            transfer.slowTicks = lagging ? transfer.slowTicks + 1 : 0
-            transfers[id] = transfer
-            if transfer.slowTicks >= configuration.slowSeconds {
-                detach(id)
-                slow.append(id)
-            }
-        }
-        return slow.sorted()
+        for id in slow { detach(id) }
+        return slow
     }
 
     /// Makes the bytes from `offset` on the next to be fetched: unless a transfer will reach them within
@@ -509,7 +421,7 @@ package struct SegmentScheduler: Sendable {
             return
         }
         guard point > next else { return }  // the holder is at the byte already (see `hurry`)
-        let rate = transfers[holder]?.rate ?? typicalRate ?? 0
+        let rate = rates.rate(of: holder) ?? rates.typical ?? 0
         let soonEnough = exactly ? 0 : max(Double(configuration.alignment), rate / 2)
         guard Double(point - next) > soonEnough else { return }
         segments[split(index, at: point)].urgent = true
@@ -523,7 +435,7 @@ package struct SegmentScheduler: Sendable {
         guard rangeRequests, let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end }),
             segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]],
             segments[index].next + configuration.alignment > offset,
-            now - (holder.lastReceivedAt ?? holder.startedAt) >= configuration.hurryGap
+            now - (bursts.lastChunk(of: segments[index].holders[0]) ?? holder.startedAt) >= configuration.hurryGap
         else { return }
         segments[index].raceSoon = true
     }
@@ -595,40 +507,18 @@ package struct SegmentScheduler: Sendable {
     private mutating func start(on index: Int, now: Double, isRace: Bool) -> Assignment {
         let id = makeTransferID()
         let segment = segments[index]
-        var size = responseBurst ?? requestSize
-        let probesSize =
-            responseBurst == nil && !requestSizeSettled && wholeResponses >= 3
-            && !transfers.values.contains(where: \.probesSize)
-        if probesSize { size = size.map { 2 * $0 } }
-        let end = size.map { min(segment.end, segment.next + $0) } ?? segment.end
-        hold(index, by: id, requestEnd: end, now: now)
-        transfers[id]?.probesSize = probesSize && end - segment.next > requestSize ?? 0
+        let end = bursts.nextRequestSize.map { min(segment.end, segment.next + $0) } ?? segment.end
+        hold(index, by: id, requestEnd: end, now: now, asking: end - segment.next)
         let range = rangeRequests ? segment.next..<end : nil
         return Assignment(transfer: id, range: range, isRace: isRace)
     }
 
-    private mutating func hold(_ index: Int, by id: TransferID, requestEnd: Int64, now: Double) {
+    /// `asking`: the request was sized by the bursts (see `ResponseBursts.started`).
+    private mutating func hold(_ index: Int, by id: TransferID, requestEnd: Int64, now: Double, asking: Int64? = nil) {
         segments[index].holders.append(id)
         transfers[id] = Transfer(segment: segments[index].id, position: segments[index].next, requestEnd: requestEnd, startedAt: now)
-    }
-
-    /// A long request past its burst is throttled now: fresh requests for the rest go faster.
-    private func wantsFreshRequest(_ transfer: Transfer) -> Bool {
-        guard let burst = responseBurst, rangeRequests else { return false }
-        return transfer.received >= burst && transfer.requestEnd - transfer.position > burst
-    }
-
-    /// Keeps the bytes a response sent before its first pause. Three within 40% of their median make
-    /// the burst, the smallest of them, so requests end before the pause: how much of the first chunk
-    /// the server's socket took varies, while a loss stall pauses a response anywhere.
-    private mutating func noteBurst(of transfer: Transfer) {
-        if transfer.probesSize { requestSizeSettled = true }
-        guard configuration.learnsBursts, transfer.received >= configuration.minimumBurst else { return }
-        burstSamples = Array((burstSamples + [transfer.received]).suffix(8))
-        let median = burstSamples.sorted()[burstSamples.count / 2]
-        let agreeing = burstSamples.filter { abs(Double($0 - median)) <= 0.4 * Double(median) }
-        guard agreeing.count >= 3, let smallest = agreeing.min() else { return }
-        responseBurst = max(configuration.minimumBurst, aligned(smallest, roundingUp: false))
+        bursts.started(id, asking: asking)
+        rates.started(id, now: now)
     }
 
     /// Releases a transfer's claim; its segment waits for the next free connection.

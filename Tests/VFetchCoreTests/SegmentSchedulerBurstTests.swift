@@ -2,9 +2,9 @@ import Testing
 
 @testable import VFetchCore
 
-/// Requests sized to the burst that starts every response (nginx's `limit_rate` first chunk, a CDN's
-/// allowance): learned from the pauses, never from a loss stall of a single response.
-@Suite struct ResponseBurstTests {
+/// The scheduler's requests sized to the burst that starts every response (nginx's `limit_rate` first
+/// chunk, a CDN's allowance; see `ResponseBurstsTests` for how it is learned).
+@Suite struct SegmentSchedulerBurstTests {
     static let mib: Int64 = 1 << 20
 
     func scheduler() -> SegmentScheduler {
@@ -51,7 +51,7 @@ import Testing
         #expect(ended(&plan, probe.transfer, .finished, now: 0.1))
         let after = try assign(&plan, now: 0.1)
         #expect(after.range?.count == Int(4 * Self.mib))
-        #expect(plan.responseBurst == nil)
+        #expect(plan.bursts.burst == nil)
     }
 
     @Test func aLargerRequestThatPausesKeepsTheSize() throws {
@@ -84,9 +84,9 @@ import Testing
         for id in held { deliver(&plan, id, Self.mib, from: 0, seconds: 0.02) }
         let early = plan.restartPaused(now: 0.2)
         #expect(early.isEmpty, "0.2 s is no pause yet")
-        #expect(plan.responseBurst == nil)
+        #expect(plan.bursts.burst == nil)
         let restarted = plan.restartPaused(now: 0.5)
-        #expect(plan.responseBurst == Self.mib)
+        #expect(plan.bursts.burst == Self.mib)
         // Past their burst with no more than a burst to go: they finish where they are.
         #expect(restarted.isEmpty)
         for id in held {
@@ -106,38 +106,16 @@ import Testing
         let others = [try assign(&plan, now: 0).transfer, try assign(&plan, now: 0).transfer]
         for id in [probe] + others { deliver(&plan, id, Self.mib, from: 0, seconds: 0.02) }
         let restarted = plan.restartPaused(now: 0.5)
-        #expect(plan.responseBurst == Self.mib)
+        #expect(plan.bursts.burst == Self.mib)
         #expect(restarted == [probe], "only the probe has more than a burst to go")
         #expect(ended(&plan, probe, .stopped, now: 0.5))
         let fresh = try assign(&plan, now: 0.5)
         #expect(fresh.range == Self.mib..<2 * Self.mib, "the rest of the probe's part, a burst at a time")
         #expect(plan.retries == 0)
     }
-
-    @Test func burstsOfSomewhatDifferentSizesGiveTheSmallest() throws {
-        var plan = scheduler()
-        // How much of nginx's first chunk the socket took varies from response to response.
-        let sizes: [Int64] = [2 * Self.mib, 3 * Self.mib / 2, 15 * Self.mib / 8]
-        for size in sizes {
-            let assignment = try assign(&plan, now: 0)
-            deliver(&plan, assignment.transfer, size, from: 0, seconds: 0.02)
-        }
-        _ = plan.restartPaused(now: 0.5)
-        #expect(plan.responseBurst == 3 * Self.mib / 2)
-    }
-
-    @Test func oneStalledResponseIsNoBurst() throws {
-        var plan = scheduler()
-        let id = try assign(&plan, now: 0).transfer
-        deliver(&plan, id, Self.mib, from: 0, seconds: 0.02)
-        _ = plan.restartPaused(now: 1)
-        #expect(plan.responseBurst == nil)
-        let other = try assign(&plan, now: 1)
-        #expect(other.range?.count == Int(2 * Self.mib))
-    }
 }
 
-extension ResponseBurstTests {
+extension SegmentSchedulerBurstTests {
     @Test func anOriginFastOnOneConnectionGetsWholeSegments() throws {
         var plan = scheduler()
         plan.requestWholeSegments()
