@@ -9,7 +9,9 @@ package struct TransferID: Hashable, Sendable, Comparable, CustomStringConvertib
 /// Decides which bytes each connection asks for, and which bytes of what arrives get written.
 ///
 /// A value-type state machine: the I/O owner tells it what happened (`receive`, `transferEnded`,
-/// `tick`) and does what it answers, so every decision can be tested without sockets.
+/// `tick`) and does what it answers, so every decision can be tested without sockets. It passes on
+/// what transfers do to `ResponseBursts`, which sizes requests, and to `TransferRates`, which says how
+/// fast each goes.
 ///
 /// Every missing byte belongs to exactly one segment. A segment is held by zero, one or (while
 /// raced) two transfers. Holders only ever deliver bytes at or before the segment's `next`
@@ -148,7 +150,7 @@ package struct SegmentScheduler: Sendable {
     /// What every response of this origin sends at once before it pauses: requests ask for no more.
     package private(set) var bursts: ResponseBursts
     /// How fast each transfer goes, and what is typical: which to race, which to replace.
-    package private(set) var rates: TransferRates
+    private var rates: TransferRates
 
     private var segments: [Segment] = []
     private var transfers: [TransferID: Transfer] = [:]
