@@ -255,32 +255,44 @@ private final class FetchSink: ByteSink {
     /// The first piece's answer and where it came from: they describe the fetch.
     var first: (head: ResponseHead, finalURL: String)?
 
+    /// A file's bytes gather here first: libcurl hands 16 KiB at a time, and each small write cost the
+    /// driver's thread time between two polls.
+    private var gathered: WriteBuffer?
+
     init(file: String?) throws(FileSystemError) {
         self.file = file
-        if let file { descriptor = try FileSystem.open(file, .readWrite, creating: 0o600) }
+        guard let file else { return }
+        let descriptor = try FileSystem.open(file, .readWrite, creating: 0o600)
+        self.descriptor = descriptor
+        gathered = WriteBuffer(capacity: 256 << 10) { (bytes, offset) throws(DownloadError) in
+            do throws(Errno) { try FileSystem.write(bytes, to: descriptor, at: offset) } catch {
+                throw .forOutput(FileSystemError(error, path: file))
+            }
+        }
     }
 
     /// Forgets what was written: the fetch starts over.
     func reset() throws(FileSystemError) {
         extent = 0
         bytes = []
+        gathered?.discard()
         if let file { do { try FileSystem.setLength(descriptor, 0) } catch { throw FileSystemError(error, path: file) } }
     }
 
     func write(_ chunk: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) {
         extent = max(extent, offset + Int64(chunk.count))
-        guard let file else {
+        guard let gathered else {
             let end = Int(offset) + chunk.count
             if bytes.count < end { bytes += [UInt8](repeating: 0, count: end - bytes.count) }
             bytes.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[Int(offset)..<end]).copyMemory(from: chunk) }
             return
         }
-        do throws(Errno) { try FileSystem.write(chunk, to: descriptor, at: offset) } catch {
-            throw .forOutput(FileSystemError(error, path: file))
-        }
+        try gathered.write(chunk, at: offset)
     }
 
-    func flush() {}
+    func flush() throws(DownloadError) {
+        try gathered?.flush()
+    }
 
     /// The fetch as a body: its bytes, or its file cut to its length and closed.
     func finish() -> Result<SegmentFetcher.Body, RequestFailure> {
@@ -294,7 +306,10 @@ private final class FetchSink: ByteSink {
             body.bytes = Array(bytes.prefix(Int(extent)))
             return .success(body)
         }
-        do { try FileSystem.setLength(descriptor, extent) } catch {
+        do {
+            try flush()
+            try FileSystem.setLength(descriptor, extent)
+        } catch {
             return .failure(.transfer(.permanent, message: "cannot write \(file): \(error)"))
         }
         body.file = file

@@ -1,14 +1,20 @@
 /// Gathers one transfer's contiguous bytes so the file gets a few large writes instead of libcurl's
 /// 16 KiB pieces (`CURL_MAX_WRITE_SIZE`): far fewer system calls and whole pages per write.
 final class WriteBuffer: ByteSink {
-    private let file: OutputFile
+    typealias Destination = (UnsafeRawBufferPointer, Int64) throws(DownloadError) -> Void
+    private let destination: Destination
     private let storage: UnsafeMutableRawBufferPointer
     private var start: Int64 = 0
     private var count = 0
 
-    init(capacity: Int, file: OutputFile) {
-        self.file = file
+    /// Gathers for `destination`, which writes bytes at an offset.
+    init(capacity: Int, into destination: @escaping Destination) {
+        self.destination = destination
         storage = .allocate(byteCount: capacity, alignment: 4096)
+    }
+
+    convenience init(capacity: Int, file: OutputFile) {
+        self.init(capacity: capacity) { (bytes, offset) throws(DownloadError) in try file.write(bytes, at: offset) }
     }
 
     deinit { storage.deallocate() }
@@ -19,7 +25,7 @@ final class WriteBuffer: ByteSink {
             try flush()
         }
         if bytes.count >= storage.count {
-            try file.write(bytes, at: offset)
+            try destination(bytes, offset)
             return
         }
         if count == 0 { start = offset }
@@ -30,7 +36,12 @@ final class WriteBuffer: ByteSink {
     func flush() throws(DownloadError) {
         guard count > 0 else { return }
         defer { count = 0 }
-        try file.write(UnsafeRawBufferPointer(rebasing: storage[0..<count]), at: start)
+        try destination(UnsafeRawBufferPointer(rebasing: storage[0..<count]), start)
+    }
+
+    /// Forgets what it holds, unwritten.
+    func discard() {
+        count = 0
     }
 }
 
