@@ -37,15 +37,19 @@ let package = Package(
         // HLS playlists and DASH manifests: parsed into one catalog of tracks and segments. Pure Swift
         // (DASH's XML through Foundation's XMLParser); knows no network.
         .target(name: "VFetchStreams", dependencies: ["VFetchCore"]),
-        // The engine: owns libcurl and the output file; the public `import VFetch` API.
-        .target(name: "VFetch", dependencies: ["VFetchCore", "VFetchStreams", "CCurl"]),
+        // The engine: owns libcurl and the files on disk; fetches a file or a stream's segments.
+        .target(name: "VFetchEngine", dependencies: ["VFetchCore", "VFetchStreams", "CCurl"]),
         // Probes partial media files with libavformat: what is playable, which bytes are needed next.
-        .target(name: "VFetchMedia", dependencies: ["VFetch", "VFetchCore", "CAVFormat"]),
+        .target(name: "VFetchMedia", dependencies: ["VFetchEngine", "VFetchCore", "CAVFormat"]),
+        // The public `import VFetch` API: a download of any URL (a file, or an HLS/DASH stream remuxed
+        // into one file), built on the engine and the media layer.
+        .target(name: "VFetch", dependencies: ["VFetchEngine", "VFetchMedia", "VFetchStreams", "VFetchCore"]),
         // `vfetch serve`: the player cache over HTTP (SwiftNIO).
         .target(
             name: "VFetchServe",
             dependencies: [
                 "VFetch",
+                "VFetchEngine",
                 "VFetchCore",
                 "VFetchMedia",
                 "VFetchStreams",
@@ -59,6 +63,7 @@ let package = Package(
             name: "VFetchCLI",
             dependencies: [
                 "VFetch",
+                "VFetchEngine",
                 "VFetchCore",
                 "VFetchMedia",
                 "VFetchServe",
@@ -79,7 +84,7 @@ let package = Package(
         .executableTarget(name: "VFetchOrigin", dependencies: ["TestOrigin"]),
         .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
         .testTarget(name: "VFetchStreamsTests", dependencies: ["VFetchStreams"]),
-        .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchCore", "TestOrigin"]),
+        .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchEngine", "VFetchCore", "TestOrigin"]),
         .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin", "VFetchCore"]),
         .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
         // The cache entry's and the playlist's state machines and the request gate, driven directly, and the
@@ -88,7 +93,7 @@ let package = Package(
             name: "VFetchServeTests",
             dependencies: [
                 "VFetchServe",
-                "VFetch",
+                "VFetchEngine",
                 "VFetchCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

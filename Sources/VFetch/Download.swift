@@ -1,13 +1,20 @@
 import Foundation
+import Synchronization
 import VFetchCore
+import VFetchEngine
+import VFetchMedia
 
-/// A download of one URL over many connections.
+/// A download of any URL into one file: a plain file over many connections, or an HLS playlist or
+/// DASH manifest whose chosen tracks (`DownloadOptions.format`) are fetched segment by segment in
+/// parallel and remuxed, without re-encoding, into one file (its extension picks MP4, MKV or TS).
 ///
 /// ```swift
-/// let download = Download(url: "https://example.com/movie.mp4", to: .file("movie.mp4"))
+/// let download = Download(url: "https://example.com/movie.m3u8", to: .file("movie.mp4"))
 /// Task { for await event in download.events { print(event) } }
 /// let summary = try await download.run()
 /// ```
+///
+/// Both kinds resume where an interrupted run stopped, and both end in `DownloadEvent.finished`.
 public final class Download: Sendable {
     public let url: String
     public let destination: Destination
@@ -15,56 +22,128 @@ public final class Download: Sendable {
     /// Progress, notices and the summary, as they happen; ends when `run()` returns.
     public let events: AsyncStream<DownloadEvent>
     private let continuation: AsyncStream<DownloadEvent>.Continuation
-    private let signal = CancelSignal()
-    private let demand: ReaderDemand?
+    /// The part running now, for `cancel()`; `cancelled` stops a part that has yet to start.
+    private let running = Mutex<(part: Part?, cancelled: Bool)>((nil, false))
 
-    public convenience init(url: String, to destination: Destination, options: DownloadOptions = DownloadOptions()) {
-        self.init(url: url, to: destination, options: options, demand: nil)
+    private enum Part {
+        case file(FileDownload)
+        case stream(StreamDownload)
+
+        func cancel() {
+            switch self {
+            case .file(let download): download.cancel()
+            case .stream(let download): download.cancel()
+            }
+        }
     }
 
-    /// A download for the player cache: `demand` steers it, and it keeps its finished file in place.
-    package init(url: String, to destination: Destination, options: DownloadOptions, demand: ReaderDemand?) {
+    public init(url: String, to destination: Destination, options: DownloadOptions = DownloadOptions()) {
         self.url = url
         self.destination = destination
         self.options = options
-        self.demand = demand
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
-    /// Downloads the file; call once. The transfers run on a thread of their own, off the cooperative pool.
+    /// Downloads the URL; call once. A file whose finished copy is already at the output throws
+    /// `DownloadError.alreadyComplete`, as a stream's saved output does.
     public func run() async throws(DownloadError) -> DownloadSummary {
         defer { continuation.finish() }
-        guard isFetchableURL(url) else { throw .badURL(url) }
-        let (url, destination, options, events, signal, demand) = (url, destination, options, continuation, signal, demand)
-        let result = await withTaskCancellationHandler {
-            await onOwnThread(named: "vfetch-transfers") { () -> Result<DownloadSummary, DownloadError> in
-                // The engines (and the side file's lock) are gone before the caller hears, so it may start again at once.
-                do throws(DownloadError) {
-                    var engine = try Engine(
-                        url: url, destination: destination, options: options, events: events, signal: signal, demand: demand)
-                    let result = engine.run()
-                    // The probe vouched for the saved bytes, but a later response says the file changed:
-                    // those bytes are of the old file, so start over once (a player cache handles this itself).
-                    guard case .failure(.remoteChanged(let reason)) = result, engine.resumedBytes > 0, demand == nil
-                    else { return result }
-                    events.yield(.notice("remote file changed during the resume (\(reason)); starting over"))
-                    var restart = options
-                    restart.restart = true
-                    engine = try Engine(url: url, destination: destination, options: restart, events: events, signal: signal)
-                    return engine.run()
-                } catch {
-                    return .failure(error)
-                }
+        let result = await withTaskCancellationHandler { () async -> Result<DownloadSummary, DownloadError> in
+            do throws(DownloadError) {
+                return .success(try await runFileOrStream())
+            } catch {
+                return .failure(error)
             }
         } onCancel: {
-            signal.cancel()
+            cancel()
         }
         return try result.get()
     }
 
-    /// Stops the download; `run()` then throws `DownloadError.interrupted` and the side file stays.
-    public func cancel() { signal.cancel() }
+    private func runFileOrStream() async throws(DownloadError) -> DownloadSummary {
+        var fileOptions = options
+        fileOptions.detectsStreams = true
+        let file = FileDownload(url: url, to: destination, options: fileOptions)
+        do {
+            return try await run(.file(file), events: file.events) { () async throws(DownloadError) in try await file.run() }
+        } catch .segmentedStream {
+            return try await runStream()
+        }
+    }
 
-    /// Makes the engine look at its readers' demand now rather than on its next turn.
-    package func wake() { signal.wake() }
+    /// Stops the download; `run()` then throws `DownloadError.interrupted` and what was saved stays
+    /// for the next run.
+    public func cancel() {
+        let part = running.withLock { running in
+            running.cancelled = true
+            return running.part
+        }
+        part?.cancel()
+    }
+
+    /// Where a stream's remuxed file goes: the destination's path, or a name from the playlist's URL.
+    var streamOutput: String {
+        switch destination {
+        case .file(let path): return path
+        case .directory(let directory):
+            let name = FileName.forStream(url: url)
+            return directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        }
+    }
+
+    /// Fetches the stream's segments into the output's parts folder, then remuxes them into the output.
+    private func runStream() async throws(DownloadError) -> DownloadSummary {
+        let output = streamOutput
+        if FileSystem.exists(output), !options.overwrite {
+            // As yt-dlp: a stream saved before is not fetched again (`overwrite` fetches it anew).
+            guard FileSystem.exists(SideFiles(output: output).segments) else { throw .alreadyComplete(output) }
+            throw .outputExists(output)
+        }
+        continuation.yield(.started(.stream(url: url, outputPath: output)))
+        let stream = StreamDownload(
+            url: url, output: output, options: options, format: options.format, skipUnavailable: options.skipUnavailableSegments)
+        let fetched = try await run(.stream(stream), events: stream.events) { () async throws(DownloadError) in try await stream.run() }
+        let tracks = fetched.tracks.filter { !$0.files.isEmpty }.map {
+            RemuxTrack(files: $0.files, streams: $0.kind == "audio" ? .audio : $0.kind == "subtitles" ? .subtitles : .all)
+        }
+        let remuxed = await onOwnThread(named: "vfetch-remux") {
+            Result { () throws(MediaError) in try StreamRemuxer.remux(tracks: tracks, to: output) }
+        }
+        if case .failure(let error) = remuxed { throw .badResponse("cannot remux the segments into \(output): \(error)") }
+        if !options.keepSegments { StreamDownload.removeParts(of: fetched) }
+        for gap in fetched.skipped { continuation.yield(.notice("left out (--skip-unavailable): \(gap)")) }
+        let summary = DownloadSummary(
+            path: output, bytes: (try? FileSystem.status(at: output).size) ?? fetched.bytes, seconds: fetched.seconds,
+            connections: 0, peakConnections: 0, retries: 0, sha256: nil, resumedBytes: 0,
+            stream: StreamSummary(
+                segments: fetched.segments, resumedSegments: fetched.resumedSegments,
+                mediaSeconds: fetched.tracks.first?.seconds ?? 0, skipped: fetched.skipped))
+        continuation.yield(.finished(summary))
+        return summary
+    }
+
+    /// Runs one part, passing its events on, unless the download was cancelled before it began.
+    private func run<Summary>(
+        _ part: Part, events: AsyncStream<DownloadEvent>, _ body: () async throws(DownloadError) -> Summary
+    ) async throws(DownloadError) -> Summary {
+        let cancelled = running.withLock { running in
+            running.part = part
+            return running.cancelled
+        }
+        if cancelled { part.cancel() }
+        let continuation = continuation
+        let relay = Task {
+            // The file part's `finished` is this download's; a stream's comes after the remux.
+            for await event in events { continuation.yield(event) }
+        }
+        defer { running.withLock { $0.part = nil } }
+        do {
+            let summary = try await body()
+            await relay.value
+            return summary
+        } catch {
+            await relay.value
+            throw error
+        }
+    }
 }

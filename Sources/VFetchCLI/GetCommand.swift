@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VFetch
 import VFetchCore
+import VFetchEngine
 import VFetchStreams
 
 struct GetCommand: AsyncParsableCommand {
@@ -179,7 +180,9 @@ struct GetCommand: AsyncParsableCommand {
         }
         options.trustLength = trustLength
         options.recordDuration = duration
-        options.detectsStreams = true
+        options.format = format
+        options.skipUnavailableSegments = skipUnavailable
+        options.keepSegments = keepSegments
         return options
     }
 
@@ -207,10 +210,6 @@ struct GetCommand: AsyncParsableCommand {
         do {
             _ = try await download.run()
             await printing.value
-        } catch .segmentedStream {
-            await printing.value
-            probing.cancel()
-            try await runStream(reporter: reporter)
         } catch .alreadyComplete(let path) {
             await printing.value
             writeStandardError("vfetch: \(DownloadError.alreadyComplete(path))\n")

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import VFetch
 import VFetchCore
+import VFetchEngine
 import VFetchMedia
 import VFetchStreams
 

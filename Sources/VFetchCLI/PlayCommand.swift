@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
 import Synchronization
-import VFetch
 import VFetchCore
+import VFetchEngine
 import VFetchMedia
 
 /// For `get --stream`: probes the part file about once a second, so progress can say how far a

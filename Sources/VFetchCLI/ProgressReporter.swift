@@ -1,6 +1,6 @@
 import Foundation
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// Shows a download's events to the user, never a URL's password (`redactedURL`).
 protocol ProgressReporter: Sendable {
@@ -121,6 +121,13 @@ struct JSONReporter: ProgressReporter {
                 "seconds": (progress.seconds * 1000).rounded() / 1000,
                 "playable_to": playable?.playableTo as Any,
             ])
+        case .finished(let summary) where summary.stream != nil:
+            let stream = summary.stream!
+            printJSONLine([
+                "event": "done", "path": summary.path, "bytes": summary.bytes, "segments": stream.segments,
+                "resumed_segments": stream.resumedSegments, "skipped": stream.skipped,
+                "media_seconds": (stream.mediaSeconds * 1000).rounded() / 1000, "seconds": (summary.seconds * 1000).rounded() / 1000,
+            ])
         case .finished(let summary):
             printJSONLine([
                 "event": "done", "path": summary.path, "bytes": summary.bytes,
@@ -198,6 +205,11 @@ enum Format {
     }
 
     static func summaryLine(_ summary: DownloadSummary) -> String {
+        if let stream = summary.stream {
+            return "saved \(summary.path): \(plural(stream.segments, "segment")), \(duration(stream.mediaSeconds)) of media, "
+                + "\(size(summary.bytes)) in \(String(format: "%.2f", summary.seconds)) s"
+                + (stream.skipped.isEmpty ? "" : ", \(stream.skipped.count) left out")
+        }
         let rate = summary.seconds > 0 ? Double(summary.bytes) / summary.seconds : 0
         return "saved \(summary.path): \(size(summary.bytes)) in \(String(format: "%.2f", summary.seconds)) s "
             + "(\(size(Int64(rate)))/s, \(plural(summary.connections, "connection")), \(plural(summary.retries, "retry", "retries")))"

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import VFetch
 import VFetchCore
+import VFetchEngine
+import VFetchStreams
 
 /// How the queue commands reach `vfetch serve`: `--server`, or the server of the cache directory.
 struct ServerLocation: ParsableArguments {
@@ -84,9 +85,15 @@ struct AddCommand: ParsableCommand {
     @Option(help: "Verify the finished file: sha256=HEX.")
     var checksum: String?
 
+    @Option(help: "HLS/DASH: which variant, as `vfetch get --format` takes it (best, 720p, height<=720, lang=en, …).")
+    var format: String?
+
     @OptionGroup var target: ServerLocation
 
     func validate() throws {
+        if let format {
+            do { _ = try TrackSelection(format) } catch { throw ValidationError(error.description) }
+        }
         if output != nil, urls.count > 1 { throw ValidationError("-o takes one URL; use -d for several") }
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
         if let connections, !(1...256).contains(connections) {
@@ -114,7 +121,7 @@ struct AddCommand: ParsableCommand {
         for url in urls {
             let request = DownloadQueue.Request(
                 url: url, output: absolute(output ?? directory ?? "."), outputIsDirectory: output == nil,
-                connections: connections, headers: header, checksum: checksum)
+                connections: connections, headers: header, checksum: checksum, format: format)
             print(try target.call("POST", "/api/downloads", json: request, answer: QueueAPI.Created.self).id)
         }
     }

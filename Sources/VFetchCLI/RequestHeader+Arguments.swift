@@ -1,6 +1,6 @@
 import ArgumentParser
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 extension RequestHeader {
     /// Refuses, in one line, a `-H` value libcurl could not send as written: no line break, no NUL, a

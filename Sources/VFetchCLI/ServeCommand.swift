@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import VFetch
 import VFetchCore
+import VFetchEngine
 import VFetchServe
 
 /// Where a player cache lives, and how its server is found: `server.json` in the cache directory.

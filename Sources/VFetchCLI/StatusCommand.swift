@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

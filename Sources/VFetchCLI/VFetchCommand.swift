@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import VFetch
+import VFetchEngine
 import VFetchMedia
 
 @main

@@ -26,10 +26,12 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
         package var headers: [String]
         /// `sha256=HEX` to verify the finished file.
         package var checksum: String?
+        /// HLS/DASH: which tracks, as `get --format` takes them.
+        package var format: String?
 
         package init(
             url: String, output: String, outputIsDirectory: Bool, connections: Int? = nil, headers: [String] = [],
-            checksum: String? = nil
+            checksum: String? = nil, format: String? = nil
         ) {
             self.url = url
             self.output = output
@@ -37,6 +39,7 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
             self.connections = connections
             self.headers = headers
             self.checksum = checksum
+            self.format = format
         }
 
         /// Connections per download, as on the command line.

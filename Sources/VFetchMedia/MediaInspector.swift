@@ -1,7 +1,7 @@
 import CAVFormat
 import Foundation
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// What `vfetch info` reports about a file, an unfinished download or a URL.
 public struct MediaReport: Sendable, Equatable {

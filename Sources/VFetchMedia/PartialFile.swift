@@ -1,5 +1,5 @@
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// A file on disk of which only some byte ranges are present, such as a download's sparse
 /// `NAME.part` file: reads answer present bytes and report the missing run otherwise.

@@ -1,5 +1,5 @@
 import Foundation
-import VFetch
+import VFetchEngine
 
 /// Probes a file on disk with the given present ranges, on a thread of its own: libavformat's
 /// reads block, and must not hold one of the few threads of Swift's cooperative pool.

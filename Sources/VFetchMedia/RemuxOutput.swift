@@ -1,6 +1,6 @@
 import CAVFormat
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 #if canImport(Glibc)
     import Glibc

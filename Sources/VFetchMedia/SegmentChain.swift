@@ -1,5 +1,5 @@
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// The files of one track of a segmented stream (an initialization section, then its segments in
 /// play order) read as one byte stream, as a demuxer expects them: no concatenated copy is made.

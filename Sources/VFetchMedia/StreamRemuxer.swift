@@ -1,6 +1,6 @@
 import CAVFormat
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// Copies the streams of a downloaded segmented stream (HLS or DASH) into one media file, as
 /// `ffmpeg -c copy` does: no re-encoding, packets interleaved by decoding time, timestamps moved

@@ -1,5 +1,5 @@
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 extension CacheEntry {
     /// The life of one cache entry as a value: `CacheEntry` tells it what happened (a reader arrived,

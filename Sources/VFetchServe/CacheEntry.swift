@@ -1,8 +1,8 @@
 import NIOCore
 import NIOPosix
 import Synchronization
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// One remote file in the player cache, while the server runs: the download that fills it, the
 /// bytes on disk, and the readers waiting for more.
@@ -47,7 +47,7 @@ final class CacheEntry: Sendable {
     /// to perform the machine's answers, so they always match its state.
     private struct Locked {
         var machine: StateMachine<Opener, Waiter>
-        var download: Download?
+        var download: FileDownload?
         var demand: ReaderDemand?
     }
 
@@ -234,7 +234,7 @@ final class CacheEntry: Sendable {
             self?.landed(written, version: version)
         }
         for (reader, offset) in fetch.positions { demand.setPosition(offset, of: reader) }
-        let download = Download(url: fetch.url, to: .file(path), options: options, demand: demand)
+        let download = FileDownload(url: fetch.url, to: .file(path), options: options, demand: demand)
         locked.download = download
         locked.demand = demand
         Task { [self] in

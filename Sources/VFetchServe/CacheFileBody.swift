@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import VFetch
+import VFetchEngine
 
 #if canImport(Glibc)
     import Glibc

@@ -12,16 +12,17 @@ extension DownloadAPI {
         var connections: Int?
         var headers: [String]?
         var checksum: String?
+        var format: String?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case url, output, outputIsDirectory = "output_is_directory", connections, headers, checksum
+            case url, output, outputIsDirectory = "output_is_directory", connections, headers, checksum, format
         }
 
         /// What each field must be, for the answer to a value that is not.
         static let expected: [String: String] = [
             "url": "an http or https URL", "output": "an absolute path", "output_is_directory": "true or false",
             "connections": "an integer between 1 and 256", "headers": "a list of 'Name: value' strings",
-            "checksum": "sha256= followed by 64 hex digits",
+            "checksum": "sha256= followed by 64 hex digits", "format": "a --format selector such as 720p or best",
         ]
 
         init(from decoder: any Decoder) throws {
@@ -33,12 +34,13 @@ extension DownloadAPI {
             connections = try container.optionalField(Int.self, .connections)
             headers = try container.optionalField([String].self, .headers)
             checksum = try container.optionalField(String.self, .checksum)
+            format = try container.optionalField(String.self, .format)
         }
 
         var request: DownloadQueue.Request {
             DownloadQueue.Request(
                 url: url, output: output, outputIsDirectory: outputIsDirectory ?? false, connections: connections,
-                headers: headers ?? [], checksum: checksum)
+                headers: headers ?? [], checksum: checksum, format: format)
         }
     }
 

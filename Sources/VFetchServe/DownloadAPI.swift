@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import VFetchCore
+import VFetchStreams
 
 /// The JSON API of the background downloads (`/api/…`), apart from its event stream.
 ///
@@ -83,6 +84,9 @@ enum DownloadAPI {
         decode(NewDownload.self, from: body, expected: NewDownload.expected).flatMap { decoded in
             let request = decoded.request
             if let problem = request.problem { return .failure(Refusal(problem)) }
+            if let format = request.format {
+                do { _ = try TrackSelection(format) } catch { return .failure(Refusal("format: \(error)")) }
+            }
             return .success(request)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// The background downloads of `vfetch serve`: does what the queue answers, keeps the queue on disk
 /// (`queue.json`, replaced atomically after every change) and tells subscribers what happens.
@@ -20,7 +21,7 @@ package actor DownloadService {
         var bytesDone: Int64 = 0
         var length: Int64?
         var rate = 0.0
-        var lastEvent = 0.0
+        var lastEvent: ContinuousClock.Instant?
         /// Where it writes, once known.
         var path: String?
         /// Set when we stop it: its end is not a failure.
@@ -171,6 +172,7 @@ package actor DownloadService {
         if let connections = item.request.connections { options.connections = connections }
         options.headers += item.request.headers
         if let checksum = item.request.checksum { options.sha256 = sha256Digest(fromChecksum: checksum) }
+        options.format = item.request.format
         if let limit = queue.maxBytesPerSecond { options.maxBytesPerSecond = max(1, limit / Int64(queue.maxConcurrent)) }
         let destination: Destination = item.request.outputIsDirectory ? .directory(item.request.output) : .file(item.request.output)
         let download = Download(url: item.request.url, to: destination, options: options)
@@ -199,24 +201,38 @@ package actor DownloadService {
             live[id]?.length = info.length
             save()
         case .progress(let progress):
-            live[id]?.bytesDone = progress.bytesDone
-            live[id]?.rate = progress.bytesPerSecond
-            // At most two progress events a second per download.
-            if progress.seconds - (live[id]?.lastEvent ?? 0) >= 0.5 {
-                live[id]?.lastEvent = progress.seconds
-                broadcast("progress", describe(queue.item(id)!))
-            }
+            progressed(id, bytes: progress.bytesDone, rate: progress.bytesPerSecond)
         case .notice(let message):
             // Such as a wait for the origin's Retry-After, which would otherwise look like a stall.
             broadcast("notice", QueueAPI.Notice(id: id, message: redactingCredentials(in: message)))
-        case .finished, .streamProgress:
-            break  // a queued URL that turns out to be a stream fails with `segmentedStream`
+        case .streamProgress(let progress):
+            progressed(id, bytes: progress.bytesDone, rate: progress.bytesPerSecond)
+        case .finished:
+            break
+        }
+    }
+
+    /// Tells subscribers at most twice a second per download.
+    private func progressed(_ id: String, bytes: Int64, rate: Double) {
+        live[id]?.bytesDone = bytes
+        live[id]?.rate = rate
+        let now = ContinuousClock.now
+        if live[id]?.lastEvent.map({ now - $0 < .milliseconds(500) }) != true, let item = queue.item(id) {
+            live[id]?.lastEvent = now
+            broadcast("progress", describe(item))
         }
     }
 
     private func ended(_ id: String, _ download: Download, error: DownloadError?) {
-        guard let ending = live[id], ending.download === download else { return }
+        guard var ending = live[id], ending.download === download else { return }
         live[id] = nil
+        var error = error
+        if case .alreadyComplete(let path) = error {
+            // As `vfetch get` says: the file is there, which is what was asked.
+            error = nil
+            queue.located(id, path: path)
+            ending.path = path
+        }
         if var removed = ending.deleteWhenEnded {
             removed.path = removed.path ?? ending.path
             Self.deletePartialData(of: removed)
@@ -297,6 +313,7 @@ package actor DownloadService {
     private static func deletePartialData(of item: DownloadQueue.Item) {
         guard let path = item.path ?? (item.request.outputIsDirectory ? nil : item.request.output) else { return }
         for file in SideFiles(output: path).unfinished { try? FileSystem.remove(file) }
+        StreamDownload.removeParts(ofOutput: path)
     }
 
     private static func spawn(_ program: String, _ arguments: [String]) {

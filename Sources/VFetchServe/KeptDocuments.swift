@@ -1,7 +1,7 @@
 import NIOPosix
 import Synchronization
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// The kept playlists as `/status` groups streams by (`CachedStream.group`), parsed on a thread of
 /// their own, one at a time, and each only once while its file is unchanged: a parse of many large

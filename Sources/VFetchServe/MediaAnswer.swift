@@ -1,6 +1,6 @@
 import NIOHTTP1
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// What a `/stream` request for a file is answered, from the remote file's facts and the request's
 /// head: a whole answer (an error, a 304, the headers alone for HEAD or an empty range), or the bytes

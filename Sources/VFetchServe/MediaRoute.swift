@@ -1,8 +1,8 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import VFetch
 import VFetchCore
+import VFetchEngine
 import VFetchStreams
 
 /// `/stream` of a file: its cache entry's facts once the entry's download has probed the origin,

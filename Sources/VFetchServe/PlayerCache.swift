@@ -2,8 +2,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
-import VFetch
 import VFetchCore
+import VFetchEngine
 import VFetchMedia
 import VFetchStreams
 

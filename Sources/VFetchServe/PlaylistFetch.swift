@@ -1,6 +1,6 @@
 import Foundation
-import VFetch
 import VFetchCore
+import VFetchEngine
 import VFetchStreams
 
 /// How serve answers a `/stream` of a playlist or a manifest, as a value: `PlaylistRoute` tells it

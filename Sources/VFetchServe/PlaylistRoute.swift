@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
-import VFetch
 import VFetchCore
+import VFetchEngine
 import VFetchStreams
 
 /// `/stream` of an HLS playlist or a DASH manifest: fetched afresh and rewritten so that every URI in

@@ -1,6 +1,6 @@
 import NIOHTTP1
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// An answer made whole before it is sent: a status, its headers and a body (none for 204 and 304,
 /// and an answer to HEAD drops it). What every answer carries (the date, `nosniff`, the sandbox, CORS,

@@ -47,6 +47,39 @@ import Testing
         }
     }
 
+    /// `add` of an HLS playlist saves the stream (as `get` does), not the playlist's text; adding a file that
+    /// is already complete is done, not failed.
+    @Test(.enabled(if: StreamFixture.isAvailable, "needs ffmpeg to make the streams"))
+    func aQueuedStreamIsRemuxedAndWhatIsAlreadyThereIsDone() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        let bytes = randomBytes(Self.mib, seed: 78)
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            origin.publish("/f.bin", bytes)
+            let server = try await ServerProcess.start(cacheDirectory: cache)
+            let stream = origin.url("/s/" + fixture.entry)
+            let first = try await add([stream, origin.url("/f.bin")], ["-d", directory, "--format", "worst"], cache: cache)
+            let waited = try await vfetch(["wait", "--cache-dir", cache])
+            #expect(waited.status == 0, "\(waited.standardError)")
+            let listed = try await list(cache)
+            let saved = try #require(listed.first { $0["id"] as? String == first.first }?["path"] as? String)
+            #expect(try await StreamGetTests.videoFrames(saved) == (try await StreamGetTests.videoFrames(fixture.path(fixture.sources[2]))))
+            #expect(!exists(saved + ".parts"))
+            #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
+
+            let again = try await add([stream, origin.url("/f.bin")], ["-d", directory, "--format", "worst"], cache: cache)
+            let rewaited = try await vfetch(["wait"] + again + ["--cache-dir", cache])
+            #expect(rewaited.status == 0, "\(rewaited.standardError)")
+            for id in again { #expect(try await state(id, cache) == "done") }
+            #expect(try await list(cache).first { $0["id"] as? String == again.first }?["path"] as? String == saved)
+
+            let refused = try await vfetch(["add", stream, "--format", "tallest", "--cache-dir", cache])
+            #expect(refused.status == 64, "\(refused.standardError)")
+            #expect(await server.stop() == 0)
+        }
+    }
+
     @Test func threeQueuedDownloadsCompleteAcrossAKillNineOfTheServer() async throws {
         let files = (0..<3).map { randomBytes(6 * Self.mib, seed: UInt64(60 + $0)) }
         try await withOrigin { origin, directory in

@@ -16,6 +16,11 @@ final class ServerProcess: Sendable {
         self.cacheDirectory = cacheDirectory
     }
 
+    /// A test that throws before `stop()` leaves no server behind.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// Starts `vfetch serve --port 0 --cache-dir DIR ARGUMENTS` (with at most `fileLimit` open
     /// descriptors, as `ulimit -n` sets) and waits for its address line.
     static func start(cacheDirectory: String, _ arguments: [String] = [], fileLimit: Int? = nil) async throws -> ServerProcess {

@@ -79,6 +79,24 @@ struct StreamGetTests {
         }
     }
 
+    /// As a finished plain file is: a stream saved before is "already complete" (0), not a failure (7).
+    @Test func aStreamSavedBeforeIsAlreadyComplete() async throws {
+        try await Self.get(.hlsFragmented) {
+            (result: Finished, output: String, fixture: StreamFixture, origin: TestOrigin) async throws -> Void in
+            #expect(result.status == 0, "\(result.standardError)")
+            let saved = try sha256(file: output)
+            let asked = origin.requests.count
+            let again = try await vfetch(["get", origin.url("/s/" + fixture.entry), "-o", output])
+            #expect(again.status == 0, "\(again.standardError)")
+            #expect(again.standardError.contains("\(output) is already complete"), "\(again.standardError)")
+            #expect(try sha256(file: output) == saved)
+            #expect(origin.requests.count == asked + 1, "only the playlist is read again")
+            let forced = try await vfetch(["get", origin.url("/s/" + fixture.entry), "-o", output, "--force"])
+            #expect(forced.status == 0, "\(forced.standardError)")
+            #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.source))))
+        }
+    }
+
     @Test func theOutputsExtensionPicksTheContainer() async throws {
         let fixture = try await StreamFixture.shared(.dash)
         try await withOrigin { origin, directory in

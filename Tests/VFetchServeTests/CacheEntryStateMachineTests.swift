@@ -1,7 +1,7 @@
 import Testing
 import VFetchCore
 
-@testable import VFetch
+@testable import VFetchEngine
 @testable import VFetchServe
 
 /// Openers and waiters are numbers here: the machine hands back whatever the caller gave it.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 @testable import VFetchServe
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// Kept playlists in the cache directory: read back, counted in its size, evicted least recently used
 /// like entries, never listed as entries, gone with `remove`.

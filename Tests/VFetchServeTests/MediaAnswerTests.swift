@@ -1,7 +1,7 @@
 import NIOHTTP1
 import Testing
 
-@testable import VFetch
+@testable import VFetchEngine
 @testable import VFetchServe
 
 /// What a `/stream` request for a file is answered, from the file's facts and the request's head.

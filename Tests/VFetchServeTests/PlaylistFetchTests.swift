@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import VFetchCore
 
-@testable import VFetch
+@testable import VFetchEngine
 @testable import VFetchServe
 
 /// The playlist policy against simulated origins: each run performs the machine's actions as

@@ -2,8 +2,8 @@ import Foundation
 import NIOPosix
 import Synchronization
 import Testing
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 @testable import VFetchServe
 

@@ -1,7 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetch
+import VFetchEngine
 
 /// The connection controller against origins shaped like real ones: a burst at the start of every
 /// throttled response, a per-client connection limit, a server that refuses everything.

@@ -1,7 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetch
+import VFetchEngine
 
 /// The engine against a real HTTP origin on 127.0.0.1: every test compares SHA-256 with the source.
 @Suite struct DownloadTests {
@@ -251,7 +251,7 @@ import VFetch
             behavior.bytesPerSecond = 32 << 10
             origin.publish("/a.bin", randomBytes(8 * Self.mib, seed: 14), behavior: behavior)
             let output = directory + "/a.bin"
-            let download = Download(url: origin.url("/a.bin"), to: .file(output), options: options(connections: 2))
+            let download = FileDownload(url: origin.url("/a.bin"), to: .file(output), options: options(connections: 2))
             let running = Task { try await download.run() }
             // Cancel once bytes are on disk, whatever the machine's load.
             for await event in download.events {

@@ -1,7 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetch
+import VFetchEngine
 
 /// `--max-speed` holds over the whole download, however many connections share it.
 @Suite struct MaxSpeedTests {

@@ -1,7 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetch
+import VFetchEngine
 
 /// Resuming from the manifest: reuse exactly the saved bytes of the same file, never splice another.
 @Suite struct ResumeTests {
@@ -11,7 +11,7 @@ import VFetch
     func interrupt(_ url: String, output: String, after bytes: Int64) async throws -> Int64 {
         var options = DownloadOptions()
         options.connections = 2
-        let download = Download(url: url, to: .file(output), options: options)
+        let download = FileDownload(url: url, to: .file(output), options: options)
         let running = Task { try await download.run() }
         var seen: Int64 = 0
         for await event in download.events {
@@ -408,7 +408,7 @@ import VFetch
             // Two connections at 128 KiB/s: the first is still running when the second starts.
             var slow = DownloadOptions()
             slow.connections = 2
-            let first = Download(url: origin.url("/a.mp4"), to: .file(output), options: slow)
+            let first = FileDownload(url: origin.url("/a.mp4"), to: .file(output), options: slow)
             let running = Task { try await first.run() }
             for await event in first.events {
                 if case .progress = event { break }

@@ -1,7 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetch
+import VFetchEngine
 
 /// Everything one process fetches from a host shares that host's budget, whatever fetches it: a
 /// stream's playlists and segments and a file's ranges, together, on an origin that allows four
@@ -23,7 +23,7 @@ struct SharedHostTests {
 
             var options = DownloadOptions()
             options.connections = 4
-            let file = Download(url: origin.url("/file.bin"), to: .file(directory + "/file.bin"), options: options)
+            let file = FileDownload(url: origin.url("/file.bin"), to: .file(directory + "/file.bin"), options: options)
             let stream = StreamDownload(url: origin.url("/s/" + fixture.entry), output: directory + "/stream.mp4", options: options)
             let fileEvents = Task { await file.events.reduce(into: [DownloadEvent]()) { $0.append($1) } }
             let streamEvents = Task { await stream.events.reduce(into: [DownloadEvent]()) { $0.append($1) } }

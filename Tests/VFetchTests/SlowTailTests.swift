@@ -1,7 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetch
+import VFetchEngine
 
 /// A few slow connections must not set the pace of a download's end: once the fast ones have nothing
 /// left to split, the slow ones are raced or replaced.

@@ -1,8 +1,8 @@
 import Foundation
 import TestOrigin
 import Testing
-import VFetch
 import VFetchCore
+import VFetchEngine
 
 /// A stream's segments go to `NAME.parts/` as they arrive, at high `-c`: every byte exactly where it belongs,
 /// whether the origin sends pieces (206) or a whole segment per connection (it ignores ranges).

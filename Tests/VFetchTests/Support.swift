@@ -1,6 +1,6 @@
 import Foundation
 import TestOrigin
-import VFetch
+import VFetchEngine
 
 /// A fresh directory under the system's temporary directory.
 func makeTemporaryDirectory() throws -> String {
@@ -40,7 +40,7 @@ struct Fetched {
 }
 
 func fetch(_ url: String, to destination: Destination, options: DownloadOptions = DownloadOptions()) async -> Fetched {
-    let download = Download(url: url, to: destination, options: options)
+    let download = FileDownload(url: url, to: destination, options: options)
     let collector = Task {
         var events: [DownloadEvent] = []
         for await event in download.events { events.append(event) }

@@ -43,6 +43,15 @@ public struct RemoteInfo: Sendable, Equatable {
     public var resumedBytes: Int64
 }
 
+extension RemoteInfo {
+    /// What a stream's download knows as it starts: the playlist's URL and where its remux goes.
+    package static func stream(url: String, outputPath: String) -> RemoteInfo {
+        RemoteInfo(
+            url: url, finalURL: url, length: nil, acceptsRanges: true, etag: nil, lastModified: nil, contentType: nil,
+            outputPath: outputPath, resumedBytes: 0)
+    }
+}
+
 /// A snapshot of a running download.
 public struct DownloadProgress: Sendable, Equatable {
     public var bytesDone: Int64
@@ -73,4 +82,40 @@ public struct DownloadSummary: Sendable, Equatable {
     /// Bytes received but not written: a raced straggler's range that arrived twice, or bytes past a
     /// split point before the transfer stopped. What the end-game's hedging cost.
     public var duplicateBytes: Int64 = 0
+    /// What an HLS or DASH download fetched before its remux into `path`; nil for a file.
+    public var stream: StreamSummary?
+
+    public init(
+        path: String, bytes: Int64, seconds: Double, connections: Int, peakConnections: Int, retries: Int, sha256: String?,
+        resumedBytes: Int64, duplicateBytes: Int64 = 0, stream: StreamSummary? = nil
+    ) {
+        self.path = path
+        self.bytes = bytes
+        self.seconds = seconds
+        self.connections = connections
+        self.peakConnections = peakConnections
+        self.retries = retries
+        self.sha256 = sha256
+        self.resumedBytes = resumedBytes
+        self.duplicateBytes = duplicateBytes
+        self.stream = stream
+    }
+}
+
+/// The stream part of a finished HLS or DASH download.
+public struct StreamSummary: Sendable, Equatable {
+    public var segments: Int
+    /// Segments an earlier, interrupted run had already kept.
+    public var resumedSegments: Int
+    /// Media seconds of the first track (the video).
+    public var mediaSeconds: Double
+    /// Segments left out by `skipUnavailableSegments`, with why.
+    public var skipped: [String]
+
+    public init(segments: Int, resumedSegments: Int, mediaSeconds: Double, skipped: [String]) {
+        self.segments = segments
+        self.resumedSegments = resumedSegments
+        self.mediaSeconds = mediaSeconds
+        self.skipped = skipped
+    }
 }

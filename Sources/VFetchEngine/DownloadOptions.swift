@@ -61,6 +61,12 @@ public struct DownloadOptions: Sendable, Equatable {
     public var detectsStreams = false
     /// A live HLS or DASH stream: stop recording after this many seconds of media (nil: at Ctrl-C or its end).
     public var recordDuration: Double?
+    /// HLS/DASH: which tracks, as a `--format` selector (`TrackSelection`); nil: the best video with its audio.
+    public var format: String?
+    /// HLS/DASH: leave out segments that fail after their retries, and say which, instead of failing.
+    public var skipUnavailableSegments = false
+    /// HLS/DASH: keep the fetched segments (`SideFiles.segments`) after the remux.
+    public var keepSegments = false
     /// Ignore an earlier run's manifest and start from zero.
     public var restart = false
     /// Resume even when the server gives no ETag or Last-Modified, if the length is unchanged.

@@ -48,6 +48,9 @@ public final class StreamDownload: Sendable {
     /// Removes the parts folder a finished download left, once its files are remuxed.
     public static func removeParts(of summary: StreamDownloadSummary) { StreamParts.remove(summary.partsDirectory) }
 
+    /// Removes the parts folder of the stream download into `output`, if there is one.
+    package static func removeParts(ofOutput output: String) { StreamParts.remove(SideFiles(output: output).segments) }
+
     /// Stops the download; `run()` then throws `DownloadError.interrupted` and the parts stay for the next run.
     public func cancel() { signal.cancel() }
 
