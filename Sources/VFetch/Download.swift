@@ -94,6 +94,9 @@ public final class Download: Sendable {
     /// Fetches the stream's segments into the output's parts folder, then remuxes them into the output.
     private func runStream() async throws(DownloadError) -> DownloadSummary {
         let output = streamOutput
+        guard OutputContainer(path: output) != nil else {
+            throw .formatUnavailable("cannot save a stream as \(output): its name must end in \(OutputContainer.extensions)")
+        }
         if FileSystem.exists(output), !options.overwrite {
             // As yt-dlp: a stream saved before is not fetched again (`overwrite` fetches it anew).
             guard FileSystem.exists(SideFiles(output: output).segments) else { throw .alreadyComplete(output) }
@@ -132,9 +135,13 @@ public final class Download: Sendable {
         }
         if cancelled { part.cancel() }
         let continuation = continuation
+        let unusedFormat = options.format.map { "--format \($0) is for HLS and DASH streams; this is a plain file, saved whole" }
         let relay = Task {
             // The file part's `finished` is this download's; a stream's comes after the remux.
-            for await event in events { continuation.yield(event) }
+            for await event in events {
+                continuation.yield(event)
+                if case .started = event, case .file = part, let unusedFormat { continuation.yield(.notice(unusedFormat)) }
+            }
         }
         defer { running.withLock { $0.part = nil } }
         do {

@@ -137,7 +137,7 @@ struct JSONReporter: ProgressReporter {
             ])
         case .streamProgress(let progress):
             printJSONLine([
-                "event": "segment", "segment": progress.lastSegment as Any, "segments_done": progress.segmentsDone,
+                "event": "progress", "segment": progress.lastSegment as Any, "segments_done": progress.segmentsDone,
                 "segments": progress.segmentsTotal, "media_seconds": (progress.secondsDone * 1000).rounded() / 1000,
                 "media_seconds_total": (progress.secondsTotal * 1000).rounded() / 1000, "bytes": progress.bytesDone,
                 "bytes_per_second": progress.bytesPerSecond.rounded(), "connections": progress.activeConnections,

@@ -19,8 +19,8 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     case outputNotWritable(String)
     /// A file already exists at the output path.
     case outputExists(String)
-    /// The output is already the remote file, as an earlier run finished it (same length and
-    /// Last-Modified): nothing to do. Exit code 0.
+    /// The output is already the remote file, as an earlier run finished it (a file: same length and
+    /// Last-Modified; a stream: its output with no parts folder beside it): nothing to do. Exit code 0.
     case alreadyComplete(String)
     /// Another vfetch is downloading to the same file.
     case busy(String)
@@ -42,6 +42,9 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     case segmentedStream(String)
     /// A stream vfetch cannot save: encrypted with DRM or SAMPLE-AES.
     case unsupportedStream(String)
+    /// No track of the stream matches `DownloadOptions.format`, or the output's container cannot hold
+    /// the chosen tracks: found before any segment is fetched.
+    case formatUnavailable(String)
 
     /// What went wrong, in one line, with the password of any URL in it replaced by `***` (see
     /// `redactingCredentials(in:)`): errors are shown, logged and sent to players and API clients.
@@ -59,7 +62,7 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badResponse(let reason): "bad response: \(reason)"
         case .outputNotWritable(let reason): "cannot write output: \(reason)"
         case .outputExists(let path): "\(path) already exists and is not known to be this remote file (use --force to replace it)"
-        case .alreadyComplete(let path): "\(path) is already complete (the remote file has the same size and Last-Modified)"
+        case .alreadyComplete(let path): "\(path) is already complete (--force downloads it again)"
         case .busy(let path): "another vfetch is downloading to \(path)"
         case .noDownload(let path): "no unfinished download at \(path)"
         case .badManifest(let reason): "unreadable manifest: \(reason)"
@@ -70,6 +73,7 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .segmentUnavailable(let url, let reason): "segment unavailable: \(url): \(reason) (--skip-unavailable leaves it out)"
         case .segmentedStream(let url): "\(url) is an HLS or DASH stream, not a file"
         case .unsupportedStream(let reason): "unsupported stream: \(reason)"
+        case .formatUnavailable(let reason): "format unavailable: \(reason)"
         }
     }
 

@@ -15,6 +15,7 @@ package enum ExitStatus: Int32 {
     case notMedia = 12
     case segmentUnavailable = 13
     case unsupportedStream = 14
+    case formatUnavailable = 15
     case interrupted = 130
 
     package init(_ error: DownloadError) {
@@ -33,6 +34,7 @@ package enum ExitStatus: Int32 {
             case .busy: .busy
             case .segmentUnavailable: .segmentUnavailable
             case .unsupportedStream: .unsupportedStream
+            case .formatUnavailable: .formatUnavailable
             case .transferFailed, .noDownload, .badManifest: .failure
             }
     }

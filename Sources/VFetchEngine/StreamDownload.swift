@@ -148,9 +148,15 @@ final class StreamJob: @unchecked Sendable {
             do {
                 chosen = try TrackSelection(format).tracks(of: catalog)
             } catch {
-                throw DownloadError.badResponse(error.description)
+                throw DownloadError.formatUnavailable(error.description)
             }
+            events?.yield(.notice("format: " + chosen.map(\.summary).joined(separator: " + ")))
             let lists = try segmentLists(of: chosen, fetcher)
+            // A playlist need not name its codecs; HLS segments without an init section are MPEG-TS.
+            let codecs = zip(chosen, lists).flatMap { track, list in
+                track.codecs.isEmpty && catalog.format == .hls && list?.segments.first?.initialization == nil ? ["MPEG-TS"] : track.codecs
+            }
+            if let problem = OutputContainer(path: output)?.problem(codecs: codecs) { throw DownloadError.formatUnavailable(problem) }
             return .success(try fetchSegments(of: chosen, lists: lists, fetcher))
         } catch let error as DownloadError {
             return .failure(error)

@@ -36,8 +36,10 @@ public enum StreamRemuxer {
         for (index, track) in tracks.enumerated() {
             inputs.append(try RemuxInput(track: track, number: index + 1))
         }
+        guard let formatName = containerName(forPath: output) else {
+            throw .cannotWrite("\(output): a stream is saved as \(OutputContainer.extensions)")
+        }
         let file = try RemuxFile(path: output)
-        let formatName = containerName(forPath: output)
         let context: OutputFormatContext
         do {
             context = try OutputFormatContext(formatName: formatName, io: try WritingIOContext(file: file))
@@ -61,21 +63,9 @@ public enum StreamRemuxer {
         try file.commit()
     }
 
-    /// The muxer for an output path's extension (case-insensitive): `mov`, `ipod` for `.m4a`,
-    /// `matroska` for `.mkv` and `.mka`, `webm`, `mpegts` for `.ts`, `mp4` for `.mp4`, `.m4v` and
-    /// anything else.
-    public static func containerName(forPath path: String) -> String {
-        let name = path.split(separator: "/").last ?? ""
-        let pathExtension = name.contains(".") ? name.split(separator: ".").last.map { $0.lowercased() } ?? "" : ""
-        switch pathExtension {
-        case "mov": return "mov"
-        case "m4a": return "ipod"
-        case "mkv", "mka": return "matroska"
-        case "webm": return "webm"
-        case "ts": return "mpegts"
-        default: return "mp4"
-        }
-    }
+    /// The muxer for an output path's extension (case-insensitive, see `OutputContainer`): `mp4` for
+    /// a name without one; nil for an extension no container is written under.
+    public static func containerName(forPath path: String) -> String? { OutputContainer(path: path)?.muxer }
 
     /// Adds an output stream for every kept input stream, refusing codecs the container cannot
     /// hold (subtitles in a track that keeps other kinds too are left out instead), and moves

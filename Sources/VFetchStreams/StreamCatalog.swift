@@ -93,6 +93,16 @@ package struct StreamTrack: Sendable, Equatable {
     package var encryption: SegmentEncryption
     package var segments: SegmentSource
 
+    /// `v2 (video 1280x720, 2.10 Mbit/s, avc1.64001f)`: the track as the `format:` line names it.
+    package var summary: String {
+        var parts = [kind.rawValue]
+        if let width, let height { parts.append("\(width)x\(height)") }
+        if let bandwidth { parts.append(String(format: "%.2f Mbit/s", Double(bandwidth) / 1e6)) }
+        parts += codecs
+        if let language { parts.append(language) }
+        return "\(id) (\(parts.joined(separator: ", ")))"
+    }
+
     package init(
         id: String, kind: Kind, bandwidth: Int? = nil, averageBandwidth: Int? = nil, width: Int? = nil,
         height: Int? = nil, frameRate: Double? = nil, codecs: [String] = [], language: String? = nil,

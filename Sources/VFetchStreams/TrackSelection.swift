@@ -6,7 +6,7 @@ import Foundation
 /// A selector is comma-separated terms that all must hold for the video (or muxed) variant:
 /// `best`, `worst`, `720p` (at most 720 lines), `height<=720`, `height=1080`, `width>=1280`,
 /// `bandwidth<=2M` (bits per second; k, M, G), `codec=avc1` (a codec string's prefix), and for the audio
-/// `lang=en` (a language tag's prefix). `id=v2` picks a track by the id `info` lists (repeatable).
+/// `lang=en` (a language tag's prefix). `id=v2`, or `v2` alone, picks a track by the id `info` lists (repeatable).
 package struct TrackSelection: Sendable, Equatable {
     private enum Term: Equatable {
         case best, worst
@@ -45,6 +45,8 @@ package struct TrackSelection: Sendable, Equatable {
             guard ["height", "width", "bandwidth"].contains(field), let value = Self.number(term[at.upperBound...]) else { break }
             return .compare(field: field, comparison: comparison, value: value)
         }
+        // A bare name is a track's id, as yt-dlp's `-f 137` is a format's.
+        if term.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_./:".contains($0)) }) { return .id(term) }
         throw StreamParseError(
             "bad format selector '\(term)': use best, worst, 720p, height<=720, bandwidth<=2M, codec=avc1, lang=en or id=ID")
     }

@@ -74,6 +74,18 @@ import Testing
         }
     }
 
+    /// `--format` picks among a stream's tracks; on a plain file it is said to do nothing, never silently ignored.
+    @Test func aFormatForAPlainFileIsSaidToDoNothing() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(1 << 20, seed: 30)
+            origin.publish("/clip.mp4", bytes)
+            let result = try await vfetch(["get", origin.url("/clip.mp4"), "-o", directory + "/clip.mp4", "--format", "720p"])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardError.contains("--format 720p is for HLS and DASH streams"), "\(result.standardError)")
+            #expect(try sha256(file: directory + "/clip.mp4") == sha256(bytes))
+        }
+    }
+
     @Test func aCompleteOutputIsNotFetchedAgainAndAChangedRemoteNeedsForce() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(16 << 20, seed: 28)

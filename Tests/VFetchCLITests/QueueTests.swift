@@ -74,7 +74,7 @@ import Testing
             for id in again { #expect(try await state(id, cache) == "done") }
             #expect(try await list(cache).first { $0["id"] as? String == again.first }?["path"] as? String == saved)
 
-            let refused = try await vfetch(["add", stream, "--format", "tallest", "--cache-dir", cache])
+            let refused = try await vfetch(["add", stream, "--format", "height<=tall", "--cache-dir", cache])
             #expect(refused.status == 64, "\(refused.standardError)")
             #expect(await server.stop() == 0)
         }

@@ -49,6 +49,7 @@ struct StreamGetTests {
         try await Self.get(kind) { (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
             #expect(result.status == 0, "\(result.standardError)")
             #expect(result.standardError.contains("saved \(output)"))
+            #expect(result.standardError.contains("→ \(output)") && result.standardError.contains("vfetch: format: "))
             let frames = try await Self.videoFrames(output)
             #expect(frames.count == StreamFixture.duration * StreamFixture.frameRate)
             #expect(frames == (try await Self.videoFrames(fixture.path(fixture.source))))
@@ -73,9 +74,35 @@ struct StreamGetTests {
         }
         try await Self.get(.hlsVariants, ["--format", "height>2000"]) {
             (result: Finished, output: String, _: StreamFixture, _: TestOrigin) async throws -> Void in
-            #expect(result.status == 10)
-            #expect(result.standardError.contains("no track matches"))
+            #expect(result.status == 15, "\(result.standardError)")
+            #expect(result.standardError.contains("vfetch: format unavailable: no track matches"), "\(result.standardError)")
             #expect(!exists(output))
+        }
+    }
+
+    /// A format or an output that cannot be saved fails before any segment is fetched, not after them all.
+    @Test func aFormatThatCannotBeSavedFailsBeforeTheSegments() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let url = origin.url("/s/" + fixture.entry)
+            for (name, message) in [("out.webm", "WebM cannot hold"), ("out.avi", "its name must end in .mp4")] {
+                let asked = origin.requests.count
+                let result = try await vfetch(["get", url, "-o", directory + "/" + name])
+                #expect(result.status == 15, "\(name): \(result.standardError)")
+                #expect(result.standardError.contains(message), "\(name): \(result.standardError)")
+                #expect(!exists(directory + "/" + name) && !exists(directory + "/" + name + ".parts"))
+                let segments = origin.requests.dropFirst(asked).filter { !$0.path.hasSuffix(".m3u8") }
+                #expect(segments.isEmpty, "\(name): \(segments.map(\.path))")
+            }
+            // A bare id, as yt-dlp's `-f ID`: the lowest variant's video is its source's.
+            let info = try await vfetch(["info", url, "--json"])
+            let catalog = try #require(try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any])
+            let videos = try #require(catalog["tracks"] as? [[String: Any]]).filter { $0["kind"] as? String != "audio" }
+            let lowest = try #require(videos.min { ($0["height"] as? Int ?? 0) < ($1["height"] as? Int ?? 0) }?["id"] as? String)
+            let picked = try await vfetch(["get", url, "-o", directory + "/id.mp4", "--format", lowest])
+            #expect(picked.status == 0, "\(picked.standardError)")
+            #expect(try await Self.videoFrames(directory + "/id.mp4") == (try await Self.videoFrames(fixture.path(fixture.sources[2]))))
         }
     }
 
@@ -178,7 +205,8 @@ struct StreamGetTests {
             let events = result.standardOutput.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
-            let bytes = try #require(events.last { $0["event"] as? String == "segment" }?["bytes"] as? Int)
+            let bytes = try #require(events.last { $0["event"] as? String == "progress" }?["bytes"] as? Int)
+            #expect(events.first?["event"] as? String == "started" && events.first?["path"] as? String == output)
             let seconds = try #require(events.last { $0["event"] as? String == "done" }?["seconds"] as? Double)
             // Never faster than the limit allows (its bucket holds a tenth of a second); slower is the machine's business.
             #expect(seconds >= Double(bytes) / Double(200 << 10) - 0.15, "\(bytes) bytes in \(seconds) s")

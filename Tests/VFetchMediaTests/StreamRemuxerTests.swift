@@ -240,6 +240,8 @@ struct StreamRemuxerTests {
         #expect(StreamRemuxer.containerName(forPath: "movie.mp4") == "mp4")
         #expect(StreamRemuxer.containerName(forPath: "dir.ts/movie") == "mp4")
         #expect(StreamRemuxer.containerName(forPath: "movie") == "mp4")
+        #expect(StreamRemuxer.containerName(forPath: "movie.avi") == nil)
+        #expect(StreamRemuxer.containerName(forPath: ".hidden") == "mp4")
     }
 }
 

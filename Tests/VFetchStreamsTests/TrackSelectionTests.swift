@@ -45,12 +45,15 @@ import Testing
         #expect(try ids("codec=hvc1") == ["v1", "AUDIO/aac/English"])
         #expect(try ids("lang=de") == ["v1", "AUDIO/aac/Deutsch"])
         #expect(try ids("id=v0,id=SUBTITLES/subs/English") == ["v0", "SUBTITLES/subs/English"])
+        // A bare id, as yt-dlp's `-f 137`.
+        #expect(try ids("V0,SUBTITLES/subs/English") == ["v0", "SUBTITLES/subs/English"])
     }
 
     @Test func aSelectorNothingMatchesNamesTheTracks() {
         #expect(throws: StreamParseError.self) { try ids("height>2000") }
         #expect(throws: StreamParseError.self) { try ids("lang=fr") }
         #expect(throws: StreamParseError.self) { try ids("id=v9") }
+        #expect(throws: StreamParseError.self) { try ids("fastest") }
         do {
             _ = try ids("codec=av01")
             Issue.record("av01 matched")
@@ -60,7 +63,7 @@ import Testing
     }
 
     @Test func aBadSelectorIsRefusedSayingWhatWorks() {
-        for bad in ["fastest", "height<=big", "size<3", "codec=", "p", "-5p"] {
+        for bad in ["height<=big", "size<3", "codec=", "height=>5", "v0;rm"] {
             #expect(throws: StreamParseError.self, "\(bad)") { try TrackSelection(bad) }
         }
     }
