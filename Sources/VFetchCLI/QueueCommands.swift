@@ -113,10 +113,12 @@ struct AddCommand: ParsableCommand {
             }
         }
         if target.server == nil, target.location.runningServer() == nil {
-            guard try PlayCommand.startServer(location: target.location, port: 0) != nil else {
-                writeStandardError("vfetch: cannot start vfetch serve (see \(target.location.cacheDirectory)/serve.log)\n")
+            let directory = target.location.cacheDirectory
+            guard let url = try PlayCommand.startServer(location: target.location, port: 0) else {
+                writeStandardError("vfetch: cannot start vfetch serve (see \(directory)/serve.log)\n")
                 throw ExitCode(ExitStatus.failure.rawValue)
             }
+            writeStandardError("vfetch: started vfetch serve on \(url) in the background to run the queue (log: \(directory)/serve.log)\n")
         }
         for url in urls {
             let request = DownloadQueue.Request(
@@ -141,7 +143,8 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var target: ServerLocation
 
     func run() throws {
-        var items = try target.downloads()
+        let offline = target.server == nil && target.location.runningServer() == nil
+        var items = offline ? try savedQueue() : try target.downloads()
         if json {
             for item in items { print(String(decoding: try QueueAPI.encoder.encode(item), as: UTF8.self)) }
             return
@@ -155,9 +158,28 @@ struct ListCommand: ParsableCommand {
             for line in lines { print(line) }
             drawn = lines.count
             let active = items.contains(where: \.isActive)
-            guard live, active else { return }
+            guard live, active, !offline else { return }
             Thread.sleep(forTimeInterval: 1)
             items = try target.downloads()
+        }
+    }
+
+    /// With no server: the queue as its last server saved it, said so; it goes on when one starts.
+    func savedQueue() throws -> [QueueAPI.Item] {
+        let directory = target.location.cacheDirectory
+        guard let bytes = FileManager.default.contents(atPath: directory + "/queue.json") else {
+            _ = try target.connect()
+            return []
+        }
+        guard let queue = try? JSONDecoder().decode(DownloadQueue.self, from: bytes) else {
+            writeStandardError("vfetch: \(directory)/queue.json cannot be read (vfetch serve moves it aside when it starts)\n")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        writeStandardError("vfetch: no vfetch serve runs on \(directory): the queue as saved (it goes on when `vfetch serve` starts)\n")
+        return queue.items.map {
+            QueueAPI.Item(
+                id: $0.id, url: redactedURL($0.request.url), state: $0.state, output: $0.request.output, path: $0.path,
+                error: $0.error.map(redactingCredentials(in:)))
         }
     }
 
@@ -216,24 +238,40 @@ struct RemoveCommand: ParsableCommand {
 
 struct WaitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "wait", abstract: "Wait until background downloads end (all queued and running ones, or those named).",
-        discussion: "Exit codes: 0 all done, 1 some failed or are unknown, 4 no server.")
-    @Argument(help: "Download IDs (default: every queued or running one).") var ids: [String] = []
+        commandName: "wait", abstract: "Wait until background downloads end (every queued or running one, or those named).",
+        discussion:
+            "Exit codes: 0 all done, 1 some failed or are unknown, 4 no server. Without IDs a failure is told once: "
+            + "the next wait does not fail for it again (`vfetch ls` still shows it).")
+    @Argument(help: "Download IDs (default: every queued or running one, and failures not yet told).") var ids: [String] = []
     @OptionGroup var target: ServerLocation
 
+    /// The failures a `wait` without IDs has told, kept in the cache directory (private, as the rest of it).
+    private var toldPath: String { target.location.cacheDirectory + "/wait-told.json" }
+
     func run() throws {
+        let told = Set((try? JSONDecoder().decode([String].self, from: Data(contentsOf: URL(fileURLWithPath: toldPath)))) ?? [])
+        var active: Set<String> = []
         while true {
             let items = try target.downloads()
-            let watched = ids.isEmpty ? items : items.filter { ids.contains($0.id) }
             let missing = ids.filter { id in !items.contains { $0.id == id } }
             if !missing.isEmpty {
                 writeStandardError("vfetch: no download with ID \(missing.joined(separator: ", "))\n")
                 throw ExitCode(ExitStatus.failure.rawValue)
             }
+            active.formUnion(items.filter(\.isActive).map(\.id))
+            // Without IDs: what runs, and what failed since a wait last told it (or while this one watched).
+            let watched = items.filter {
+                ids.isEmpty
+                    ? $0.isActive || ($0.state == .failed && (!told.contains($0.id) || active.contains($0.id))) : ids.contains($0.id)
+            }
             let states = watched.map(\.state)
             if !states.contains(.queued), !states.contains(.running), ids.isEmpty || !states.contains(.paused) {
                 let failed = watched.filter { $0.state == .failed }
                 for item in failed { writeStandardError("vfetch: \(item.id) failed: \(item.error ?? "")\n") }
+                if ids.isEmpty {
+                    let failures = items.filter { $0.state == .failed }.map(\.id)
+                    if let data = try? JSONEncoder().encode(failures) { try? FileReplacement.write([UInt8](data), to: toldPath) }
+                }
                 if !failed.isEmpty { throw ExitCode(ExitStatus.failure.rawValue) }
                 return
             }

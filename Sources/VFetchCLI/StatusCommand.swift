@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VFetchCore
 import VFetchEngine
+import VFetchMedia
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,7 +11,7 @@ struct StatusCommand: ParsableCommand {
         discussion: "Exit codes: 0 shown, 1 no unfinished download there or its manifest is unreadable."
     )
 
-    @Argument(help: "The output path of a `vfetch get` that has not finished.")
+    @Argument(help: "The output path of a `vfetch get` that has not finished (or its .part or .vfetch file).")
     var path: String
 
     @Flag(help: "Print one JSON object.")
@@ -19,7 +20,8 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         let partial: PartialDownload
         do {
-            partial = try PartialDownload(outputPath: path)
+            // As `info` does: the output path, its `NAME.part` or its `NAME.vfetch`.
+            partial = try PartialDownload(outputPath: MediaInspector.unfinishedDownload(named: path) ?? path)
         } catch {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)

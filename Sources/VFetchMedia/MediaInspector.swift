@@ -86,7 +86,7 @@ public enum MediaInspector {
 
     /// The output path of the unfinished download `path` names (the output path itself, its
     /// `NAME.part` or its `NAME.vfetch`), when that download's manifest is there.
-    static func unfinishedDownload(named path: String) -> String? {
+    package static func unfinishedDownload(named path: String) -> String? {
         let candidates = [path] + (SideFiles.output(ofSideFile: path).map { [$0] } ?? [])
         return candidates.first { FileManager.default.fileExists(atPath: SideFiles(output: $0).manifest) }
     }

@@ -230,6 +230,9 @@ import Testing
             let ranges = try #require(object["done_ranges"] as? [[Int]])
             #expect(done > 0 && ranges.reduce(0) { $0 + $1[1] - $1[0] } == done)
             #expect(object["percent"] as? Double == (Double(done) * 1000 / Double(bytes.count)).rounded() / 10)
+            // Named by its .part, as `info` takes it: the same download.
+            let byPart = try await vfetch(["status", output + ".part", "--json"])
+            #expect(byPart.status == 0 && byPart.standardOutput == status.standardOutput, "\(byPart)")
             origin.setBehavior("/clip.mp4", OriginBehavior())
             let resumed = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
             #expect(resumed.status == 0, "stderr: \(resumed.standardError)")

@@ -80,6 +80,30 @@ import Testing
         }
     }
 
+    /// A failed download fails the `wait` that watched it, not every later `wait` until it is removed.
+    @Test func aFailureFailsItsOwnWaitOnly() async throws {
+        let bytes = randomBytes(Self.mib, seed: 79)
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            origin.publish("/f.bin", bytes)
+            let server = try await ServerProcess.start(cacheDirectory: cache)
+            let missing = try await add([origin.url("/missing.bin")], ["-d", directory], cache: cache)
+            let failed = try await vfetch(["wait", "--cache-dir", cache])
+            #expect(failed.status == 1 && failed.standardError.contains("\(missing[0]) failed: HTTP 404"), "\(failed)")
+            _ = try await add([origin.url("/f.bin")], ["-d", directory], cache: cache)
+            let waited = try await vfetch(["wait", "--cache-dir", cache])
+            #expect(waited.status == 0, "\(waited.standardError)")
+            #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
+            #expect(try await vfetch(["wait", missing[0], "--cache-dir", cache]).status == 1, "named, it is still failed")
+            #expect(try await state(missing[0], cache) == "failed")
+            #expect(await server.stop() == 0)
+            // No server: `ls` shows the queue as saved, and says so.
+            let offline = try await vfetch(["ls", "--json", "--cache-dir", cache])
+            #expect(offline.status == 0 && offline.standardError.contains("no vfetch serve runs"), "\(offline)")
+            #expect(offline.standardOutput.split(separator: "\n").count == 2, "\(offline.standardOutput)")
+        }
+    }
+
     @Test func threeQueuedDownloadsCompleteAcrossAKillNineOfTheServer() async throws {
         let files = (0..<3).map { randomBytes(6 * Self.mib, seed: UInt64(60 + $0)) }
         try await withOrigin { origin, directory in

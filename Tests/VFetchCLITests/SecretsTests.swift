@@ -94,6 +94,7 @@ import Testing
             let added = try await vfetch(
                 ["add", withPassword(origin.url("/missing")), "-o", directory + "/missing", "--cache-dir", cache] + headers)
             #expect(added.status == 0, "\(added)")
+            #expect(added.standardError.contains("started vfetch serve on http://127.0.0.1:"), "said, not silent: \(added)")
             let record = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: cache + "/server.json")))
             let object = try #require(record as? [String: Any])
             let pid = try #require(object["pid"] as? Int)
@@ -155,6 +156,7 @@ import Testing
             // No server runs: `add` starts one in the background, logging to serve.log.
             let added = try await vfetch(["add", origin.url("/f.bin"), "-o", directory + "/f.bin", "--cache-dir", cache])
             #expect(added.status == 0, "\(added)")
+            #expect(added.standardError.contains("started vfetch serve on http://127.0.0.1:"), "said, not silent: \(added)")
             let record = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: cache + "/server.json")))
             let pid = try #require((record as? [String: Any])?["pid"] as? Int)
             let base = try #require((record as? [String: Any])?["url"] as? String)
