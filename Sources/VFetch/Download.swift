@@ -63,6 +63,11 @@ public final class Download: Sendable {
     private func runFileOrStream() async throws(DownloadError) -> DownloadSummary {
         var fileOptions = options
         fileOptions.detectsStreams = true
+        var destination = destination
+        if options.continuePartialFile, !options.overwrite, let (path, prefix) = try await adoptPartialFile() {
+            destination = .file(path)
+            fileOptions.adoptedPrefix = prefix
+        }
         let file = FileDownload(url: url, to: destination, options: fileOptions)
         do {
             return try await run(.file(file), events: file.events) { () async throws(DownloadError) in try await file.run() }
@@ -79,6 +84,49 @@ public final class Download: Sendable {
             return running.part
         }
         part?.cancel()
+    }
+
+    /// Makes a partial file another program left at the output (as `wget -c` finds it) the `NAME.part`
+    /// of this download, once the remote file's last 64 KiB before its end are its own: another file, or
+    /// a changed one, is never continued. Nil when there is no such file, or the server has no ranges.
+    private func adoptPartialFile() async throws(DownloadError) -> (path: String, prefix: Int64)? {
+        let path: String
+        switch destination {
+        case .file(let file): path = file
+        case .directory(let directory):
+            // As wget names it: after the URL.
+            let name = FileName.choose(url: url, suggested: nil)
+            path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        }
+        let sides = SideFiles(output: path)
+        guard !FileSystem.exists(sides.part), !FileSystem.exists(sides.manifest),
+            let status = try? FileSystem.status(at: path), status.kind == .regular, status.size > 0
+        else { return nil }
+        let size = status.size
+        let tail = max(0, size - (64 << 10))..<size
+        let (url, options) = (url, options)
+        let fetched = await onOwnThread(named: "vfetch-probe") { () -> Result<(length: Int64?, bytes: [UInt8]?), DownloadError> in
+            do throws(DownloadError) {
+                let fetcher = try RangeFetcher(url: url, options: options)
+                try fetcher.fetch(0..<1)  // the first answer, from 0, says what the file is
+                try fetcher.fetch(tail)
+                return .success((fetcher.length, fetcher.read(tail.lowerBound, tail.count)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let (length, remoteBytes) = try fetched.get()
+        guard let length, let remoteBytes else {
+            continuation.yield(.notice("the server does not serve byte ranges: \(path) cannot be continued"))
+            return nil
+        }
+        guard size <= length, let localBytes = try? FileSystem.contents(at: path, range: tail), localBytes == remoteBytes else {
+            throw .remoteChanged("\(path) is not the start of this remote file (its last bytes differ): --force downloads it anew")
+        }
+        if size == length { throw .alreadyComplete(path) }
+        do { try FileSystem.rename(path, to: sides.part) } catch { throw .forOutput(FileSystemError(error, path: path)) }
+        continuation.yield(.notice("continuing \(path) from the \(size) bytes another program saved"))
+        return (path, size)
     }
 
     /// Where a stream's remuxed file goes: the destination's path, or a name from the playlist's URL.

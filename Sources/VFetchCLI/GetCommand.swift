@@ -99,6 +99,11 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Playback first: head and tail at once, then in order, so a player can start early.")
     var stream = false
 
+    @Flag(
+        name: .customLong("continue"),
+        help: "Continue a partial file another program left at the output (wget -c, curl -C -), if its last bytes are the remote file's.")
+    var continuePartialFile = false
+
     @Flag(help: "Ignore what an earlier, interrupted run saved and start from zero.")
     var restart = false
 
@@ -135,6 +140,7 @@ struct GetCommand: AsyncParsableCommand {
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
         if http11, http2 { throw ValidationError("use either --http1.1 or --http2") }
+        if continuePartialFile, force || restart { throw ValidationError("--continue keeps a partial file; --force and --restart do not") }
         if let checksum, sha256Digest(fromChecksum: checksum) == nil {
             throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
         }
@@ -172,6 +178,7 @@ struct GetCommand: AsyncParsableCommand {
         options.preallocate = preallocate
         options.overwrite = force
         options.restart = restart
+        options.continuePartialFile = continuePartialFile
         options.stream = stream
         if checkpointInterval <= 0 {
             options.checkpointInterval = .infinity

@@ -67,6 +67,12 @@ public struct DownloadOptions: Sendable, Equatable {
     public var skipUnavailableSegments = false
     /// HLS/DASH: keep the fetched segments (`SideFiles.segments`) after the remux.
     public var keepSegments = false
+    /// Continue a partial file that another program left at the output (as `wget -c`, `curl -C -`): its
+    /// bytes are kept if the remote file's bytes just before their end are the same (`Download` checks).
+    public var continuePartialFile = false
+    /// Bytes at the start of `NAME.part` that `Download` found to be the remote file's (a partial file
+    /// adopted for `continuePartialFile`); the engine starts with them saved when no manifest says more.
+    package var adoptedPrefix: Int64?
     /// Ignore an earlier run's manifest and start from zero.
     public var restart = false
     /// Resume even when the server gives no ETag or Last-Modified, if the length is unchanged.

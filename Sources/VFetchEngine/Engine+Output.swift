@@ -33,6 +33,11 @@ extension Engine {
                 events.yield(.notice("\(reason); starting over"))
             }
         }
+        if resumed.isEmpty, let adopted = options.adoptedPrefix, !options.restart, let length = remote.length, remote.acceptsRanges,
+            adopted <= length
+        {
+            resumed = ByteRangeSet([0..<adopted])
+        }
         if resumed.isEmpty {
             // The old manifest goes before its bytes do: a crash in between must not leave it vouching for zeros.
             if FileSystem.exists(manifestPath) {

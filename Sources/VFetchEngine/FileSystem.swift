@@ -104,6 +104,27 @@ package enum FileSystem {
         }
     }
 
+    /// The bytes of `range` of the regular file at `path` (a link is not followed); fewer at its end.
+    package static func contents(at path: String, range: Range<Int64>) throws(FileSystemError) -> [UInt8] {
+        let fd = try open(path, .read)
+        defer { Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: range.count)
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                Result { () throws(Errno) in
+                    try read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: range.lowerBound + Int64(done))
+                }
+            }
+            switch count {
+            case .success(0): return Array(bytes[0..<done])
+            case .success(let count): done += count
+            case .failure(let error): throw FileSystemError(error, path: path)
+            }
+        }
+        return Array(bytes[0..<done])
+    }
+
     /// All the bytes of the regular file at `path` (a link is not followed).
     package static func contents(at path: String) throws(FileSystemError) -> [UInt8] {
         let fd = try open(path, .read)

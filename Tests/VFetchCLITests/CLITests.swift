@@ -86,6 +86,35 @@ import Testing
         }
     }
 
+    /// A partial file curl or wget left: refused as before without --continue; with it, continued from its
+    /// end (only the rest is fetched), unless its last bytes are not the remote file's.
+    @Test func aPartialFileOfAnotherProgramIsContinuedOnlyWhenItIsTheRemoteFilesStart() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(8 << 20, seed: 31)
+            origin.publish("/clip.mp4", bytes)
+            let output = directory + "/clip.mp4"
+            FileManager.default.createFile(atPath: output, contents: Data(bytes[0..<(3 << 20)]))
+            let refused = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
+            #expect(refused.status == 7, "\(refused.standardError)")
+
+            let continued = try await vfetch(["get", origin.url("/clip.mp4"), "-d", directory, "--continue"])
+            #expect(continued.status == 0, "\(continued.standardError)")
+            #expect(continued.standardError.contains("continuing \(output) from the 3145728 bytes"), "\(continued.standardError)")
+            #expect(try sha256(file: output) == sha256(bytes))
+            #expect(continued.standardError.contains("resuming: 3145728 of 8388608 bytes"), "only the rest: \(continued.standardError)")
+
+            let again = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--continue"])
+            #expect(again.status == 0 && again.standardError.contains("is already complete"), "\(again.standardError)")
+
+            var other = bytes
+            other[(3 << 20) - 10] ^= 0xFF
+            FileManager.default.createFile(atPath: output, contents: Data(other[0..<(3 << 20)]))
+            let spliced = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--continue"])
+            #expect(spliced.status == 6 && spliced.standardError.contains("is not the start of this remote file"), "\(spliced)")
+            #expect(try sha256(file: output) == sha256(Array(other[0..<(3 << 20)])), "left as it was")
+        }
+    }
+
     @Test func aCompleteOutputIsNotFetchedAgainAndAChangedRemoteNeedsForce() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(16 << 20, seed: 28)
