@@ -90,6 +90,7 @@ extension Engine {
     /// says whether the file is still the same). 0 without a manifest of this URL. Only a hint:
     /// `previousRun` judges the manifest once the answer is in, and a probe whose bytes are not wanted stops.
     func probeStart() -> Int64 {
+        if let adopted = options.adoptedPrefix, !options.restart { return adopted }  // `Download` found the file longer
         guard case .file(let path) = destination, !options.restart,
             let data = try? FileSystem.contents(at: SideFiles(output: path).manifest),
             let previous = try? Manifest(decoding: data), demand != nil || previous.url == url,
