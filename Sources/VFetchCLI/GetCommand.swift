@@ -118,6 +118,11 @@ struct GetCommand: AsyncParsableCommand {
     var format: String?
 
     @Flag(
+        name: [.customShort("F"), .customLong("list-formats")],
+        help: "List what the URL offers, as `vfetch info URL` does (a stream's tracks, for --format), and download nothing.")
+    var listFormats = false
+
+    @Flag(
         name: .customLong("skip-unavailable"),
         help: "HLS/DASH: leave out segments that fail after retries, and say which, instead of failing.")
     var skipUnavailable = false
@@ -201,6 +206,10 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if listFormats {
+            var info = try InfoCommand.parse([url] + (json ? ["--json"] : []))
+            return try await info.run()
+        }
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)
         let playable = stream && !quiet ? PlayableTracker() : nil

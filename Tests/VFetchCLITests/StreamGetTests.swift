@@ -96,7 +96,11 @@ struct StreamGetTests {
                 #expect(segments.isEmpty, "\(name): \(segments.map(\.path))")
             }
             // A bare id, as yt-dlp's `-f ID`: the lowest variant's video is its source's.
-            let info = try await vfetch(["info", url, "--json"])
+            // `get -F`, as yt-dlp's: what `info` shows, and nothing downloaded.
+            let info = try await vfetch(["get", url, "-F", "--json", "-o", directory + "/listed.mp4"])
+            let described = try await vfetch(["info", url, "--json"])
+            #expect(info.status == 0 && info.standardOutput == described.standardOutput, "\(info)")
+            #expect(!exists(directory + "/listed.mp4") && !exists(directory + "/listed.mp4.parts"))
             let catalog = try #require(try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any])
             let videos = try #require(catalog["tracks"] as? [[String: Any]]).filter { $0["kind"] as? String != "audio" }
             let lowest = try #require(videos.min { ($0["height"] as? Int ?? 0) < ($1["height"] as? Int ?? 0) }?["id"] as? String)
