@@ -141,7 +141,9 @@ public final class Download: Sendable {
 
     /// Fetches the stream's segments into the output's parts folder, then remuxes them into the output.
     private func runStream() async throws(DownloadError) -> DownloadSummary {
-        let output = streamOutput
+        let named = streamOutput
+        let output =
+            FileSystem.exists(named) && !options.overwrite && options.existingOutput == .rename ? FileSystem.freeName(for: named) : named
         guard OutputContainer(path: output) != nil else {
             throw .formatUnavailable("cannot save a stream as \(output): its name must end in \(OutputContainer.extensions)")
         }

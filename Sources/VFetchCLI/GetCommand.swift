@@ -91,6 +91,14 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Overwrite an existing file at the output path.")
     var force = false
 
+    @Flag(name: .customLong("no-clobber"), help: "Leave a file already at the output path and download nothing (wget -nc).")
+    var noClobber = false
+
+    @Flag(
+        name: .customLong("auto-rename"), help: "Save beside a file already at the output path as NAME.1.EXT, NAME.2.EXT, … (aria2c, wget)."
+    )
+    var autoRename = false
+
     @Option(
         name: .customLong("checkpoint-interval"),
         help: "Save resume state at least every this many seconds (and every 8 MiB received); 0: only when stopping.")
@@ -145,6 +153,9 @@ struct GetCommand: AsyncParsableCommand {
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
         if http11, http2 { throw ValidationError("use either --http1.1 or --http2") }
+        if [force, noClobber, autoRename].filter({ $0 }).count > 1 {
+            throw ValidationError("use one of --force, --no-clobber and --auto-rename")
+        }
         if continuePartialFile, force || restart { throw ValidationError("--continue keeps a partial file; --force and --restart do not") }
         if let checksum, sha256Digest(fromChecksum: checksum) == nil {
             throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
@@ -182,6 +193,7 @@ struct GetCommand: AsyncParsableCommand {
         if let minSplit { options.minSplitSize = minSplit.bytes }
         options.preallocate = preallocate
         options.overwrite = force
+        options.existingOutput = noClobber ? .keep : autoRename ? .rename : .refuse
         options.restart = restart
         options.continuePartialFile = continuePartialFile
         options.stream = stream

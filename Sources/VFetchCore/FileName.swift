@@ -10,6 +10,13 @@ package enum FileName {
         return sanitized(last.removingPercentEncoding ?? last) ?? "download"
     }
 
+    /// `path` with a number before its extension, as aria2c and wget rename: `a/clip.mp4` → `a/clip.1.mp4`.
+    package static func numbered(_ path: String, _ number: Int) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        guard let dot = path[slash...].lastIndex(of: "."), dot != slash else { return "\(path).\(number)" }
+        return "\(path[..<dot]).\(number)\(path[dot...])"
+    }
+
     /// The name for a stream's remuxed output when none was given: the playlist's name with `.mp4` for its
     /// extension, or its folder's name when the playlist has a generic one (`bbb/master.m3u8` → `bbb.mp4`).
     package static func forStream(url: String) -> String {

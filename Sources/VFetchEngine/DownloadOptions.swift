@@ -50,6 +50,8 @@ public struct DownloadOptions: Sendable, Equatable {
     public var sha256: String?
     /// Replace a file that exists at the output path.
     public var overwrite = false
+    /// What to do about another file at the output path (unless `overwrite`, or it is this remote file finished).
+    public var existingOutput = ExistingOutput.refuse
     /// Make the output readable by its owner only (mode 0600), whatever the umask: a cache's copies,
     /// an AES key among them, are nobody else's.
     public var privateOutput = false
@@ -84,6 +86,16 @@ public struct DownloadOptions: Sendable, Equatable {
     public var checkpointBytes: Int64 = 8 << 20
 
     public init() {}
+}
+
+/// What a download does about a file at its output path that it cannot vouch for.
+public enum ExistingOutput: Sendable, Equatable {
+    /// Fail with `DownloadError.outputExists`.
+    case refuse
+    /// Leave it, and download nothing (`wget -nc`): `DownloadError.alreadyComplete`.
+    case keep
+    /// Save under the first free name `NAME.1.EXT`, `NAME.2.EXT`, … (aria2c, wget).
+    case rename
 }
 
 /// Where a download goes.

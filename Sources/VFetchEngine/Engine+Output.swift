@@ -16,7 +16,14 @@ extension Engine {
         // (`OutputFile` refuses the same at `NAME.part`.)
         for path in [outputPath, manifestPath] { try OutputFile.refuseIrregular(path) }
         if FileSystem.exists(outputPath), !options.overwrite {
-            throw OutputFile.isFinishedCopy(at: outputPath, of: remote) ? .alreadyComplete(outputPath) : .outputExists(outputPath)
+            if OutputFile.isFinishedCopy(at: outputPath, of: remote) { throw .alreadyComplete(outputPath) }
+            switch options.existingOutput {
+            case .refuse: throw .outputExists(outputPath)
+            case .keep: throw .alreadyComplete(outputPath)
+            case .rename:
+                outputPath = FileSystem.freeName(for: outputPath)
+                for path in [outputPath, manifestPath] { try OutputFile.refuseIrregular(path) }
+            }
         }
         let part = try OutputFile(path: SideFiles(output: outputPath).part, mode: options.privateOutput ? 0o600 : 0o644)
         file = part

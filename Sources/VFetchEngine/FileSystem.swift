@@ -1,3 +1,5 @@
+import VFetchCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -284,6 +286,14 @@ package enum FileSystem {
     /// Whether anything is at `path` (a link counts when what it names exists). The corresponding
     /// call is `access` with `F_OK`.
     package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// The first `NAME.N.EXT` (`FileName.numbered`) with no file: an unfinished download under that name
+    /// is resumed there, not left for the next number.
+    package static func freeName(for path: String) -> String {
+        var number = 1
+        while exists(FileName.numbered(path, number)) { number += 1 }
+        return FileName.numbered(path, number)
+    }
 
     // MARK: - Names
 

@@ -118,6 +118,27 @@ import Testing
         }
     }
 
+    /// Another file at the output: kept with --no-clobber (wget -nc), saved beside with --auto-rename (aria2c).
+    @Test func noClobberKeepsAnotherFileAndAutoRenameSavesBesideIt() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(1 << 20, seed: 32)
+            origin.publish("/clip.mp4", bytes)
+            let output = directory + "/clip.mp4"
+            FileManager.default.createFile(atPath: output, contents: Data("mine".utf8))
+            let kept = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--no-clobber"])
+            #expect(kept.status == 0 && kept.standardError.contains("\(output) is already complete"), "\(kept)")
+            #expect(try String(contentsOfFile: output, encoding: .utf8) == "mine")
+            for number in 1...2 {
+                let renamed = try await vfetch(["get", origin.url("/clip.mp4"), "-d", directory, "--auto-rename"])
+                #expect(renamed.status == 0, "\(renamed.standardError)")
+                #expect(try sha256(file: directory + "/clip.\(number).mp4") == sha256(bytes))
+            }
+            #expect(try String(contentsOfFile: output, encoding: .utf8) == "mine")
+            let usage = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--no-clobber", "--force"])
+            #expect(usage.status == 64, "\(usage)")
+        }
+    }
+
     @Test func aCompleteOutputIsNotFetchedAgainAndAChangedRemoteNeedsForce() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(16 << 20, seed: 28)
