@@ -89,8 +89,8 @@ package struct SegmentScheduler: Sendable {
         var next: Int64
         var end: Int64
         var holders: [TransferID] = []
-        var notBefore: Double = 0
-        var failures = 0
+        /// Its failures, and when it may be asked for again.
+        var retries: Retries
         /// Asked for by `startSoon`: goes to the next free connection before any other idle segment.
         var urgent = false
         /// A reader waits right where its silent holder is: a fresh request races the holder (see `hurry`).
@@ -230,7 +230,7 @@ package struct SegmentScheduler: Sendable {
             return windowsOnly ? nil : 2
         }
         let idle = segments.indices.compactMap { index -> (index: Int, rank: Int)? in
-            guard segments[index].holders.isEmpty, segments[index].notBefore <= now, let rank = rank(index) else { return nil }
+            guard segments[index].holders.isEmpty, segments[index].retries.notBefore <= now, let rank = rank(index) else { return nil }
             return (index, rank)
         }
         let first = idle.min { ($0.rank, segments[$0.index].next) < ($1.rank, segments[$1.index].next) }
@@ -385,17 +385,15 @@ package struct SegmentScheduler: Sendable {
             segments[index].next = 0
             completed = ByteRangeSet()
         }
-        segments[index].failures = transfer.wrote ? 1 : segments[index].failures + 1
-        if configuration.retry.refuses(retryAfter: retryAfter) {
-            refusedRetryAfter = retryAfter
+        let verdict = segments[index].retries.failed(
+            retryAfter: retryAfter, now: now, jitter: Double.random(in: 0..<1), afterProgress: transfer.wrote)
+        switch verdict {
+        case .retry: return true
+        case .exhausted: return false
+        case .waitTooLong(let wait):
+            refusedRetryAfter = wait
             return false
         }
-        if segments[index].failures > configuration.retry.maxRetries { return false }
-        segments[index].notBefore =
-            now
-            + configuration.retry.delay(
-                afterFailures: segments[index].failures, retryAfter: retryAfter, jitter: Double.random(in: 0..<1))
-        return true
     }
 
     /// Measures each transfer's rate once a second; returns those far slower than their peers, to be replaced.
@@ -503,7 +501,8 @@ package struct SegmentScheduler: Sendable {
 
     private mutating func addSegment(_ range: Range<Int64>) {
         nextSegmentID += 1
-        segments.append(Segment(id: nextSegmentID, next: range.lowerBound, end: range.upperBound))
+        segments.append(
+            Segment(id: nextSegmentID, next: range.lowerBound, end: range.upperBound, retries: Retries(policy: configuration.retry)))
     }
 
     private mutating func start(on index: Int, now: Double, isRace: Bool) -> Assignment {
