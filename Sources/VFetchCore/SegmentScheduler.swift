@@ -107,34 +107,7 @@ package struct SegmentScheduler: Sendable {
         var startedAt: Double
     }
 
-    /// Playback order: the `lookahead` bytes after the first missing byte are fetched in chunks, in
-    /// file order, before connections split what is left of the file.
-    package struct Playback: Sendable, Equatable {
-        package var lookahead: Int64
-        /// The largest chunk (see `chunkSize`).
-        package var chunk: Int64
-        /// Where readers read (the player cache); empty: one window from the first missing byte.
-        package var positions: [Int64] = []
-        /// Fetch nothing outside the windows (the player cache's `--prefetch window|none`).
-        package var windowsOnly = false
-        /// Ranges wanted whatever the readers do, such as an MP4's index (`moov`).
-        package var pinned: [Range<Int64>] = []
-        package init(lookahead: Int64, chunk: Int64, windowsOnly: Bool = false) {
-            self.lookahead = lookahead
-            self.chunk = chunk
-            self.windowsOnly = windowsOnly
-        }
-
-        /// The request for the bytes `distance` into a window: a quarter of the distance, at least
-        /// `minimum` (a block), at most `chunk`. The bytes a player needs first, after it opens or
-        /// seeks, come over several connections at once, and every later chunk still comes in time:
-        /// its last byte, fetched from the moment the window opened at a fifth of the stream's bit
-        /// rate, arrives before playback reaches it.
-        package func chunkSize(at distance: Int64, minimum: Int64) -> Int64 {
-            min(chunk, max(minimum, distance / 4))
-        }
-    }
-
+    /// Playback order (see `Playback`); nil: the file in any order.
     package var playback: Playback?
 
     /// The file's length; nil while unknown (a chunked response), set when the only transfer finishes.
@@ -242,13 +215,13 @@ package struct SegmentScheduler: Sendable {
             if pick.rank == 1, let window = windows.first(where: { $0.overlaps(segments[index].range) }) {
                 // Start where the reader needs bytes, not before.
                 if let cut = cut(index, at: window.lowerBound, roundingUp: false) { index = cut }
-                endChunk(index, in: window)
+                endRequest(index, in: window)
             }
             return start(on: index, now: now, isRace: false)
         }
-        if let (index, cut) = windowCut {
+        if let cut = windowCut, let index = segments.firstIndex(where: { $0.next < cut && cut < $0.end }) {
             let piece = split(index, at: cut)
-            if let window = windows.first(where: { $0.contains(cut) }) { endChunk(piece, in: window) }
+            if let window = windows.first(where: { $0.contains(cut) }) { endRequest(piece, in: window) }
             return start(on: piece, now: now, isRace: false)
         }
         guard rangeRequests, !windowsOnly else { return nil }
@@ -456,25 +429,18 @@ package struct SegmentScheduler: Sendable {
         return victim?.holders.first
     }
 
-    /// The ranges playback wants next: `lookahead` bytes from each reader's position, or without
-    /// readers from the first missing byte (`--stream`), and the pinned ranges.
+    /// The ranges playback wants next (see `Playback.windows`).
     package var playbackWindows: [Range<Int64>] {
-        guard let playback else { return [] }
-        let end = total ?? .max
-        // A reader's position may lie past the end (it asked for another version of the file).
-        var starts = playback.positions.map { min($0, end) }
-        if starts.isEmpty, !playback.windowsOnly, let first = segments.map(\.next).min() { starts = [first] }
-        return playback.pinned + starts.map { $0..<min($0 + playback.lookahead, end) }
+        playback?.windows(firstMissing: segments.lazy.map(\.next).min(), total: total) ?? []
     }
 
     /// In windowsOnly mode, makes transfers stop at the end of the windows they serve (at the next block
     /// boundary when they serve none); the rest of their segments waits for a reader to come near.
     package mutating func trimToWindows() {
-        guard playback?.windowsOnly == true else { return }
+        guard let playback, playback.windowsOnly else { return }
         let windows = playbackWindows
         for index in segments.indices where !segments[index].holders.isEmpty {
-            let segment = segments[index]
-            let end = windows.filter { $0.overlaps(segment.range) }.map(\.upperBound).max() ?? segment.next + 1
+            let end = playback.heldEnd(of: segments[index].range, windows: windows, block: configuration.alignment)
             _ = cut(index, at: end, roundingUp: true)
         }
     }
@@ -531,49 +497,24 @@ package struct SegmentScheduler: Sendable {
         }
     }
 
-    /// Where to cut a held segment so each playback window is fetched chunk by chunk, or nil when each
-    /// chunk of every window already has a transfer.
-    private func playbackCut(_ windows: [Range<Int64>]) -> (index: Int, cut: Int64)? {
-        guard let playback else { return nil }
-        let inOrder = segments.indices.sorted { segments[$0].next < segments[$1].next }
-        for window in windows {
-            for index in inOrder {
-                let segment = segments[index]
-                guard segment.end > window.lowerBound else { continue }
-                guard segment.next < window.upperBound else { break }
-                guard !segment.holders.isEmpty else { continue }
-                // A holder still before the window does not serve it: cut at the window's start.
-                let start = aligned(window.lowerBound, roundingUp: false)
-                if start > segment.next, start < segment.end { return (index, start) }
-                let chunk = playback.chunkSize(at: segment.next - window.lowerBound, minimum: configuration.alignment)
-                let cut = chunkEnd(from: segment.next, size: chunk)
-                if cut < min(segment.end, window.upperBound), segment.end - cut >= chunk / 2 { return (index, cut) }
-            }
-        }
-        return nil
+    /// Where to cut a held segment so each playback window is fetched chunk by chunk (see `Playback.cut`).
+    private func playbackCut(_ windows: [Range<Int64>]) -> Int64? {
+        let missing = segments.sorted { $0.next < $1.next }.map { (range: $0.range, held: !$0.holders.isEmpty) }
+        return playback?.cut(missing, windows: windows, block: configuration.alignment)
     }
 
-    /// Ends idle segment `index` after one chunk of `window`, so its request asks for that chunk and the
-    /// next connection takes the next; in windowsOnly mode at the latest at the window's end.
-    private mutating func endChunk(_ index: Int, in window: Range<Int64>) {
+    /// Ends idle segment `index` where its request in `window` ends (see `Playback.requestEnds`).
+    private mutating func endRequest(_ index: Int, in window: Range<Int64>) {
         guard let playback else { return }
-        let next = segments[index].next
-        let end = chunkEnd(from: next, size: playback.chunkSize(at: next - window.lowerBound, minimum: configuration.alignment))
-        if end < segments[index].end { _ = split(index, at: end) }
-        if playback.windowsOnly { _ = cut(index, at: window.upperBound, roundingUp: true) }
-    }
-
-    /// Where a chunk of about `size` bytes from `start` ends: on a block boundary, and past the next one
-    /// when `start` lies just before it (a chunk is never a sliver).
-    private func chunkEnd(from start: Int64, size: Int64) -> Int64 {
-        let end = aligned(start + size, roundingUp: false)
-        return end - start >= size / 2 ? end : aligned(start + size, roundingUp: true)
+        for end in playback.requestEnds(from: segments[index].next, in: window, block: configuration.alignment) {
+            _ = cut(index, at: end, roundingUp: false)
+        }
     }
 
     /// Splits segment `index` at `offset` (on a block boundary) when that leaves both parts non-empty;
     /// returns the index of the new second part.
     private mutating func cut(_ index: Int, at offset: Int64, roundingUp: Bool) -> Int? {
-        let point = aligned(offset, roundingUp: roundingUp)
+        let point = offset.aligned(to: configuration.alignment, roundingUp: roundingUp)
         guard point > segments[index].next, point < segments[index].end else { return nil }
         return split(index, at: point)
     }
@@ -584,11 +525,6 @@ package struct SegmentScheduler: Sendable {
         segments[index].end = point
         addSegment(tail)
         return segments.count - 1
-    }
-
-    private func aligned(_ offset: Int64, roundingUp: Bool) -> Int64 {
-        let down = offset - offset % configuration.alignment
-        return roundingUp && down < offset ? down + configuration.alignment : down
     }
 
     private func splitPoint(of segment: Segment) -> Int64? {
