@@ -124,6 +124,8 @@ package struct SegmentScheduler: Sendable {
     package private(set) var bursts: ResponseBursts
     /// How fast each transfer goes, and what is typical: which to race, which to replace.
     private var rates: TransferRates
+    /// When to race a holder, and which transfer gives way to urgent work.
+    private let racing: Racing
 
     private var segments: [Segment] = []
     private var transfers: [TransferID: Transfer] = [:]
@@ -145,6 +147,9 @@ package struct SegmentScheduler: Sendable {
             minimum: configuration.minimumBurst, alignment: configuration.alignment)
         rates = TransferRates(
             slowFactor: configuration.slowFactor, slowSeconds: configuration.slowSeconds, replacesSlow: self.rangeRequests)
+        racing = Racing(
+            afterSeconds: configuration.raceAfterSeconds, factor: configuration.raceFactor, hurryGap: configuration.hurryGap,
+            block: configuration.alignment)
         if self.rangeRequests, let total {
             self.completed = completed
             for gap in completed.gaps(in: 0..<total) { addSegment(gap) }
@@ -233,10 +238,9 @@ package struct SegmentScheduler: Sendable {
         }
         let straggler = held.filter { index in
             let segment = segments[index]
-            guard segment.holders.count == 1, let rate = rates.rate(of: segment.holders[0], now: now) else { return false }
-            if rate <= 0 { return true }  // delivered nothing for a whole tick: stalled
-            guard let typicalRate = rates.typicalSoFar, rate < configuration.raceFactor * typicalRate else { return false }
-            return Double(segment.remaining) / rate > configuration.raceAfterSeconds
+            return segment.holders.count == 1
+                && racing.isStraggler(
+                    remaining: segment.remaining, rate: rates.rate(of: segment.holders[0], now: now), typicalRate: rates.typicalSoFar)
         }.max { segments[$0].remaining < segments[$1].remaining }
         if let straggler { return start(on: straggler, now: now, isRace: true) }
         return nil
@@ -400,33 +404,26 @@ package struct SegmentScheduler: Sendable {
         segments[split(index, at: point)].urgent = true
     }
 
-    /// A reader waits for the byte at `offset`, which its holder fetches next, and the holder has paused
-    /// (sent nothing for `hurryGap`): its response is likely past its burst (nginx sends a response's
-    /// first second at once and the next a second later), so a fresh request, which starts with a burst
-    /// of its own, races it from there, once. Call it every turn while the reader waits.
+    /// A reader waits for the byte at `offset`: once its holder, at that byte, has paused long enough
+    /// (see `Racing.racesHolder`), a fresh request races it from there, once. Call it every turn while
+    /// the reader waits.
     package mutating func hurry(_ offset: Int64, now: Double) {
         guard rangeRequests, let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end }),
-            segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]],
-            segments[index].next + configuration.alignment > offset,
-            now - (bursts.lastChunk(of: segments[index].holders[0]) ?? holder.startedAt) >= configuration.hurryGap
+            segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]]
         else { return }
+        let silence = now - (bursts.lastChunk(of: segments[index].holders[0]) ?? holder.startedAt)
+        guard racing.racesHolder(at: segments[index].next, waitedAt: offset, silence: silence) else { return }
         segments[index].raceSoon = true
     }
 
     /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
-    /// stop for it, the one furthest into the file outside every window, whose bytes are needed last.
-    /// Never the one bringing a window's first bytes: they would only be asked for again, later.
+    /// stop for it (see `Racing.transferToPreempt`), never the one bringing a window's first bytes.
     package var transferToPreempt: TransferID? {
         let windows = playbackWindows
         let urgent = segments.contains { ($0.urgent && $0.holders.isEmpty) || $0.raceSoon }
         let readersWait = playback?.positions.isEmpty == false && playbackCut(windows) != nil
-        guard urgent || readersWait else { return nil }
-        let held = segments.filter { segment in
-            !segment.holders.isEmpty && !windows.contains { segment.range.contains($0.lowerBound) }
-        }
-        let background = held.filter { segment in !windows.contains { $0.overlaps(segment.range) } }
-        let victim = background.max { $0.next < $1.next } ?? (urgent ? held.max { $0.next < $1.next } : nil)
-        return victim?.holders.first
+        let held = segments.compactMap { segment in segment.holders.first.map { (range: segment.range, holder: $0) } }
+        return Racing.transferToPreempt(held: held, windows: windows, urgent: urgent, readersWait: readersWait)
     }
 
     /// The ranges playback wants next (see `Playback.windows`).
