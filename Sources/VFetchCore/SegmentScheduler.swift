@@ -17,41 +17,6 @@ package struct TransferID: Hashable, Sendable, Comparable, CustomStringConvertib
 /// raced) two transfers. Holders only ever deliver bytes at or before the segment's `next`
 /// offset, so the first bytes to arrive at `next` are written and the same byte is never written twice.
 package struct SegmentScheduler: Sendable {
-    package struct Configuration: Sendable, Equatable {
-        /// No segment is split into parts smaller than this.
-        package var minSplitSize: Int64 = 1 << 20
-        /// Split points fall on multiples of this, so cache blocks are written by one segment.
-        package var alignment: Int64 = 64 << 10
-        /// A transfer slower than this fraction of the typical rate for `slowSeconds` ticks is replaced.
-        package var slowFactor: Double = 0.3
-        package var slowSeconds: Int = 3
-        /// A segment whose holder needs longer than this to finish, at under `raceFactor` of the
-        /// typical rate, is raced by an idle connection: a race only pays against a straggler.
-        package var raceAfterSeconds: Double = 0.3
-        package var raceFactor: Double = 0.5
-        package var retry = RetryPolicy()
-        /// Learn the burst that starts each response (see `ResponseBursts`). The engine turns it on,
-        /// except under `--max-speed`, whose pauses would look like the origin's.
-        package var learnsBursts = false
-        /// A pause of at least this long, after at least `minimumBurst` bytes, ends a response's burst.
-        package var burstGap = 0.3
-        /// A reader waiting at its holder's next byte races it after this much silence (see `hurry`).
-        package var hurryGap = 0.1
-        package var minimumBurst: Int64 = 256 << 10
-        /// Until the burst is known, requests ask for this much: nginx's default first chunk, so the first
-        /// requests of a download do not all pause together after it. After three responses that delivered
-        /// it all without a pause, one request asks for twice as much: if that one does not pause either,
-        /// the size doubles (an unthrottled origin soon gets whole segments); if it pauses, the size stays.
-        package var firstRequestSize: Int64 = 2 << 20
-        package init() {}
-
-        /// The split floor when the user names none: 1 MiB, lower for a file too small to give each of
-        /// `connections` two of those; never below 64 KiB (`--min-split` is held to that too).
-        package static func minSplitSize(length: Int64?, connections: Int, asked: Int64? = nil) -> Int64 {
-            max(64 << 10, asked ?? min(1 << 20, (length ?? .max) / Int64(2 * max(1, connections))))
-        }
-    }
-
     /// Which of `transfers` give their segments back when only `limit` may stay: those not answered yet
     /// first (they cost the least), then the newest (the oldest are furthest into their segments).
     package static func transfersToStop(_ transfers: [(id: TransferID, answered: Bool)], keeping limit: Int) -> [TransferID] {
@@ -89,8 +54,8 @@ package struct SegmentScheduler: Sendable {
         var next: Int64
         var end: Int64
         var holders: [TransferID] = []
-        var notBefore: Double = 0
-        var failures = 0
+        /// Its failures, and when it may be asked for again.
+        var retries: Retries
         /// Asked for by `startSoon`: goes to the next free connection before any other idle segment.
         var urgent = false
         /// A reader waits right where its silent holder is: a fresh request races the holder (see `hurry`).
@@ -107,34 +72,7 @@ package struct SegmentScheduler: Sendable {
         var startedAt: Double
     }
 
-    /// Playback order: the `lookahead` bytes after the first missing byte are fetched in chunks, in
-    /// file order, before connections split what is left of the file.
-    package struct Playback: Sendable, Equatable {
-        package var lookahead: Int64
-        /// The largest chunk (see `chunkSize`).
-        package var chunk: Int64
-        /// Where readers read (the player cache); empty: one window from the first missing byte.
-        package var positions: [Int64] = []
-        /// Fetch nothing outside the windows (the player cache's `--prefetch window|none`).
-        package var windowsOnly = false
-        /// Ranges wanted whatever the readers do, such as an MP4's index (`moov`).
-        package var pinned: [Range<Int64>] = []
-        package init(lookahead: Int64, chunk: Int64, windowsOnly: Bool = false) {
-            self.lookahead = lookahead
-            self.chunk = chunk
-            self.windowsOnly = windowsOnly
-        }
-
-        /// The request for the bytes `distance` into a window: a quarter of the distance, at least
-        /// `minimum` (a block), at most `chunk`. The bytes a player needs first, after it opens or
-        /// seeks, come over several connections at once, and every later chunk still comes in time:
-        /// its last byte, fetched from the moment the window opened at a fifth of the stream's bit
-        /// rate, arrives before playback reaches it.
-        package func chunkSize(at distance: Int64, minimum: Int64) -> Int64 {
-            min(chunk, max(minimum, distance / 4))
-        }
-    }
-
+    /// Playback order (see `Playback`); nil: the file in any order.
     package var playback: Playback?
 
     /// The file's length; nil while unknown (a chunked response), set when the only transfer finishes.
@@ -151,6 +89,8 @@ package struct SegmentScheduler: Sendable {
     package private(set) var bursts: ResponseBursts
     /// How fast each transfer goes, and what is typical: which to race, which to replace.
     private var rates: TransferRates
+    /// When to race a holder, and which transfer gives way to urgent work.
+    private let racing: Racing
 
     private var segments: [Segment] = []
     private var transfers: [TransferID: Transfer] = [:]
@@ -172,6 +112,9 @@ package struct SegmentScheduler: Sendable {
             minimum: configuration.minimumBurst, alignment: configuration.alignment)
         rates = TransferRates(
             slowFactor: configuration.slowFactor, slowSeconds: configuration.slowSeconds, replacesSlow: self.rangeRequests)
+        racing = Racing(
+            afterSeconds: configuration.raceAfterSeconds, factor: configuration.raceFactor, hurryGap: configuration.hurryGap,
+            block: configuration.alignment)
         if self.rangeRequests, let total {
             self.completed = completed
             for gap in completed.gaps(in: 0..<total) { addSegment(gap) }
@@ -230,7 +173,7 @@ package struct SegmentScheduler: Sendable {
             return windowsOnly ? nil : 2
         }
         let idle = segments.indices.compactMap { index -> (index: Int, rank: Int)? in
-            guard segments[index].holders.isEmpty, segments[index].notBefore <= now, let rank = rank(index) else { return nil }
+            guard segments[index].holders.isEmpty, segments[index].retries.notBefore <= now, let rank = rank(index) else { return nil }
             return (index, rank)
         }
         let first = idle.min { ($0.rank, segments[$0.index].next) < ($1.rank, segments[$1.index].next) }
@@ -242,13 +185,13 @@ package struct SegmentScheduler: Sendable {
             if pick.rank == 1, let window = windows.first(where: { $0.overlaps(segments[index].range) }) {
                 // Start where the reader needs bytes, not before.
                 if let cut = cut(index, at: window.lowerBound, roundingUp: false) { index = cut }
-                endChunk(index, in: window)
+                endRequest(index, in: window)
             }
             return start(on: index, now: now, isRace: false)
         }
-        if let (index, cut) = windowCut {
+        if let cut = windowCut, let index = segments.firstIndex(where: { $0.next < cut && cut < $0.end }) {
             let piece = split(index, at: cut)
-            if let window = windows.first(where: { $0.contains(cut) }) { endChunk(piece, in: window) }
+            if let window = windows.first(where: { $0.contains(cut) }) { endRequest(piece, in: window) }
             return start(on: piece, now: now, isRace: false)
         }
         guard rangeRequests, !windowsOnly else { return nil }
@@ -260,10 +203,9 @@ package struct SegmentScheduler: Sendable {
         }
         let straggler = held.filter { index in
             let segment = segments[index]
-            guard segment.holders.count == 1, let rate = rates.rate(of: segment.holders[0], now: now) else { return false }
-            if rate <= 0 { return true }  // delivered nothing for a whole tick: stalled
-            guard let typicalRate = rates.typicalSoFar, rate < configuration.raceFactor * typicalRate else { return false }
-            return Double(segment.remaining) / rate > configuration.raceAfterSeconds
+            return segment.holders.count == 1
+                && racing.isStraggler(
+                    remaining: segment.remaining, rate: rates.rate(of: segment.holders[0], now: now), typicalRate: rates.typicalSoFar)
         }.max { segments[$0].remaining < segments[$1].remaining }
         if let straggler { return start(on: straggler, now: now, isRace: true) }
         return nil
@@ -385,17 +327,15 @@ package struct SegmentScheduler: Sendable {
             segments[index].next = 0
             completed = ByteRangeSet()
         }
-        segments[index].failures = transfer.wrote ? 1 : segments[index].failures + 1
-        if configuration.retry.refuses(retryAfter: retryAfter) {
-            refusedRetryAfter = retryAfter
+        let verdict = segments[index].retries.failed(
+            retryAfter: retryAfter, now: now, jitter: Double.random(in: 0..<1), afterProgress: transfer.wrote)
+        switch verdict {
+        case .retry: return true
+        case .exhausted: return false
+        case .waitTooLong(let wait):
+            refusedRetryAfter = wait
             return false
         }
-        if segments[index].failures > configuration.retry.maxRetries { return false }
-        segments[index].notBefore =
-            now
-            + configuration.retry.delay(
-                afterFailures: segments[index].failures, retryAfter: retryAfter, jitter: Double.random(in: 0..<1))
-        return true
     }
 
     /// Measures each transfer's rate once a second; returns those far slower than their peers, to be replaced.
@@ -429,54 +369,40 @@ package struct SegmentScheduler: Sendable {
         segments[split(index, at: point)].urgent = true
     }
 
-    /// A reader waits for the byte at `offset`, which its holder fetches next, and the holder has paused
-    /// (sent nothing for `hurryGap`): its response is likely past its burst (nginx sends a response's
-    /// first second at once and the next a second later), so a fresh request, which starts with a burst
-    /// of its own, races it from there, once. Call it every turn while the reader waits.
+    /// A reader waits for the byte at `offset`: once its holder, at that byte, has paused long enough
+    /// (see `Racing.racesHolder`), a fresh request races it from there, once. Call it every turn while
+    /// the reader waits.
     package mutating func hurry(_ offset: Int64, now: Double) {
         guard rangeRequests, let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end }),
-            segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]],
-            segments[index].next + configuration.alignment > offset,
-            now - (bursts.lastChunk(of: segments[index].holders[0]) ?? holder.startedAt) >= configuration.hurryGap
+            segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]]
         else { return }
+        let silence = now - (bursts.lastChunk(of: segments[index].holders[0]) ?? holder.startedAt)
+        guard racing.racesHolder(at: segments[index].next, waitedAt: offset, silence: silence) else { return }
         segments[index].raceSoon = true
     }
 
     /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
-    /// stop for it, the one furthest into the file outside every window, whose bytes are needed last.
-    /// Never the one bringing a window's first bytes: they would only be asked for again, later.
+    /// stop for it (see `Racing.transferToPreempt`), never the one bringing a window's first bytes.
     package var transferToPreempt: TransferID? {
         let windows = playbackWindows
         let urgent = segments.contains { ($0.urgent && $0.holders.isEmpty) || $0.raceSoon }
         let readersWait = playback?.positions.isEmpty == false && playbackCut(windows) != nil
-        guard urgent || readersWait else { return nil }
-        let held = segments.filter { segment in
-            !segment.holders.isEmpty && !windows.contains { segment.range.contains($0.lowerBound) }
-        }
-        let background = held.filter { segment in !windows.contains { $0.overlaps(segment.range) } }
-        let victim = background.max { $0.next < $1.next } ?? (urgent ? held.max { $0.next < $1.next } : nil)
-        return victim?.holders.first
+        let held = segments.compactMap { segment in segment.holders.first.map { (range: segment.range, holder: $0) } }
+        return Racing.transferToPreempt(held: held, windows: windows, urgent: urgent, readersWait: readersWait)
     }
 
-    /// The ranges playback wants next: `lookahead` bytes from each reader's position, or without
-    /// readers from the first missing byte (`--stream`), and the pinned ranges.
+    /// The ranges playback wants next (see `Playback.windows`).
     package var playbackWindows: [Range<Int64>] {
-        guard let playback else { return [] }
-        let end = total ?? .max
-        // A reader's position may lie past the end (it asked for another version of the file).
-        var starts = playback.positions.map { min($0, end) }
-        if starts.isEmpty, !playback.windowsOnly, let first = segments.map(\.next).min() { starts = [first] }
-        return playback.pinned + starts.map { $0..<min($0 + playback.lookahead, end) }
+        playback?.windows(firstMissing: segments.lazy.map(\.next).min(), total: total) ?? []
     }
 
     /// In windowsOnly mode, makes transfers stop at the end of the windows they serve (at the next block
     /// boundary when they serve none); the rest of their segments waits for a reader to come near.
     package mutating func trimToWindows() {
-        guard playback?.windowsOnly == true else { return }
+        guard let playback, playback.windowsOnly else { return }
         let windows = playbackWindows
         for index in segments.indices where !segments[index].holders.isEmpty {
-            let segment = segments[index]
-            let end = windows.filter { $0.overlaps(segment.range) }.map(\.upperBound).max() ?? segment.next + 1
+            let end = playback.heldEnd(of: segments[index].range, windows: windows, block: configuration.alignment)
             _ = cut(index, at: end, roundingUp: true)
         }
     }
@@ -503,7 +429,8 @@ package struct SegmentScheduler: Sendable {
 
     private mutating func addSegment(_ range: Range<Int64>) {
         nextSegmentID += 1
-        segments.append(Segment(id: nextSegmentID, next: range.lowerBound, end: range.upperBound))
+        segments.append(
+            Segment(id: nextSegmentID, next: range.lowerBound, end: range.upperBound, retries: Retries(policy: configuration.retry)))
     }
 
     private mutating func start(on index: Int, now: Double, isRace: Bool) -> Assignment {
@@ -532,49 +459,24 @@ package struct SegmentScheduler: Sendable {
         }
     }
 
-    /// Where to cut a held segment so each playback window is fetched chunk by chunk, or nil when each
-    /// chunk of every window already has a transfer.
-    private func playbackCut(_ windows: [Range<Int64>]) -> (index: Int, cut: Int64)? {
-        guard let playback else { return nil }
-        let inOrder = segments.indices.sorted { segments[$0].next < segments[$1].next }
-        for window in windows {
-            for index in inOrder {
-                let segment = segments[index]
-                guard segment.end > window.lowerBound else { continue }
-                guard segment.next < window.upperBound else { break }
-                guard !segment.holders.isEmpty else { continue }
-                // A holder still before the window does not serve it: cut at the window's start.
-                let start = aligned(window.lowerBound, roundingUp: false)
-                if start > segment.next, start < segment.end { return (index, start) }
-                let chunk = playback.chunkSize(at: segment.next - window.lowerBound, minimum: configuration.alignment)
-                let cut = chunkEnd(from: segment.next, size: chunk)
-                if cut < min(segment.end, window.upperBound), segment.end - cut >= chunk / 2 { return (index, cut) }
-            }
-        }
-        return nil
+    /// Where to cut a held segment so each playback window is fetched chunk by chunk (see `Playback.cut`).
+    private func playbackCut(_ windows: [Range<Int64>]) -> Int64? {
+        let missing = segments.sorted { $0.next < $1.next }.map { (range: $0.range, held: !$0.holders.isEmpty) }
+        return playback?.cut(missing, windows: windows, block: configuration.alignment)
     }
 
-    /// Ends idle segment `index` after one chunk of `window`, so its request asks for that chunk and the
-    /// next connection takes the next; in windowsOnly mode at the latest at the window's end.
-    private mutating func endChunk(_ index: Int, in window: Range<Int64>) {
+    /// Ends idle segment `index` where its request in `window` ends (see `Playback.requestEnds`).
+    private mutating func endRequest(_ index: Int, in window: Range<Int64>) {
         guard let playback else { return }
-        let next = segments[index].next
-        let end = chunkEnd(from: next, size: playback.chunkSize(at: next - window.lowerBound, minimum: configuration.alignment))
-        if end < segments[index].end { _ = split(index, at: end) }
-        if playback.windowsOnly { _ = cut(index, at: window.upperBound, roundingUp: true) }
-    }
-
-    /// Where a chunk of about `size` bytes from `start` ends: on a block boundary, and past the next one
-    /// when `start` lies just before it (a chunk is never a sliver).
-    private func chunkEnd(from start: Int64, size: Int64) -> Int64 {
-        let end = aligned(start + size, roundingUp: false)
-        return end - start >= size / 2 ? end : aligned(start + size, roundingUp: true)
+        for end in playback.requestEnds(from: segments[index].next, in: window, block: configuration.alignment) {
+            _ = cut(index, at: end, roundingUp: false)
+        }
     }
 
     /// Splits segment `index` at `offset` (on a block boundary) when that leaves both parts non-empty;
     /// returns the index of the new second part.
     private mutating func cut(_ index: Int, at offset: Int64, roundingUp: Bool) -> Int? {
-        let point = aligned(offset, roundingUp: roundingUp)
+        let point = offset.aligned(to: configuration.alignment, roundingUp: roundingUp)
         guard point > segments[index].next, point < segments[index].end else { return nil }
         return split(index, at: point)
     }
@@ -585,11 +487,6 @@ package struct SegmentScheduler: Sendable {
         segments[index].end = point
         addSegment(tail)
         return segments.count - 1
-    }
-
-    private func aligned(_ offset: Int64, roundingUp: Bool) -> Int64 {
-        let down = offset - offset % configuration.alignment
-        return roundingUp && down < offset ? down + configuration.alignment : down
     }
 
     private func splitPoint(of segment: Segment) -> Int64? {

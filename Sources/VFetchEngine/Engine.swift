@@ -59,7 +59,7 @@ final class Engine {
     /// How many connections the host's budget allowed at the last turn.
     var hostAllowance = 0
     /// The first request's failures and when it may be sent again.
-    lazy var probeRetries = ProbeRetries(policy: retryPolicy)
+    lazy var probeRetries = Retries(policy: retryPolicy)
     /// Where the probe asks the file from (`probeStart`); 0 again once an answer from there is unusable.
     var probeOffset: Int64 = 0
     /// Until when the last "waiting (Retry-After)" notice holds: one notice per wait, not one per segment.

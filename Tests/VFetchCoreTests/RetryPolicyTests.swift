@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func theProbeRetriesUnderTheSegmentsPolicyThenGivesUp() {
-        var probe = ProbeRetries(policy: RetryPolicy(maxRetries: 2, baseDelay: 0.5, maxDelay: 30, maxRetryAfter: 60))
+        var probe = Retries(policy: RetryPolicy(maxRetries: 2, baseDelay: 0.5, maxDelay: 30, maxRetryAfter: 60))
         var verdict = probe.failed(retryAfter: nil, now: 10, jitter: 1)
         #expect(verdict == .retry(at: 10.5))
         // Never sooner than the server's Retry-After.
@@ -71,8 +71,17 @@ import Testing
         #expect(verdict == .retry(at: 18))
         verdict = probe.failed(retryAfter: nil, now: 20, jitter: 0)
         #expect(verdict == .exhausted)
-        var patient = ProbeRetries(policy: RetryPolicy(maxRetryAfter: 60))
+        var patient = Retries(policy: RetryPolicy(maxRetryAfter: 60))
         verdict = patient.failed(retryAfter: 3600, now: 0, jitter: 0)
         #expect(verdict == .waitTooLong(3600))
+    }
+
+    @Test func aRangeThatBroughtBytesBeforeItFailedStartsItsCountAgain() {
+        var range = Retries(policy: RetryPolicy(maxRetries: 1, baseDelay: 1, maxDelay: 1))
+        #expect(range.failed(retryAfter: nil, now: 0, jitter: 1) == .retry(at: 1))
+        #expect(range.failed(retryAfter: nil, now: 2, jitter: 1, afterProgress: true) == .retry(at: 3))
+        #expect(range.failures == 1)
+        #expect(range.failed(retryAfter: nil, now: 4, jitter: 1) == .exhausted, "two failures in a row without a byte")
+        #expect(range.notBefore == 3)
     }
 }

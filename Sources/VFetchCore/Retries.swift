@@ -1,7 +1,7 @@
-/// The first request's retries, before the file is known: no segment exists yet to carry a failure
-/// count, so the probe keeps its own, under the same `RetryPolicy` as segments. Pure: the clock and the
-/// jitter are arguments.
-package struct ProbeRetries: Sendable, Equatable {
+/// When a failed request may be sent again, and when it may not: its failures in a row under a
+/// `RetryPolicy`. The probe keeps one before the file is known; each missing range of the file keeps
+/// its own. Pure: the clock and the jitter are arguments.
+package struct Retries: Sendable, Equatable {
     package enum Verdict: Sendable, Equatable {
         /// Ask again, not before this time.
         case retry(at: Double)
@@ -13,14 +13,15 @@ package struct ProbeRetries: Sendable, Equatable {
 
     package let policy: RetryPolicy
     package private(set) var failures = 0
-    /// When the probe may be sent (again).
+    /// When the request may be sent (again).
     package private(set) var notBefore = 0.0
 
     package init(policy: RetryPolicy) { self.policy = policy }
 
-    /// The probe failed (a 5xx, 429, a reset) at `now`; `jitter` in 0..<1.
-    package mutating func failed(retryAfter: Double?, now: Double, jitter: Double) -> Verdict {
-        failures += 1
+    /// The request failed (a 5xx, 429, a reset) at `now`; `jitter` in 0..<1. A request that brought bytes
+    /// before it failed (`afterProgress`) starts the count again: only failures without progress run out.
+    package mutating func failed(retryAfter: Double?, now: Double, jitter: Double, afterProgress: Bool = false) -> Verdict {
+        failures = afterProgress ? 1 : failures + 1
         if policy.refuses(retryAfter: retryAfter), let retryAfter { return .waitTooLong(retryAfter) }
         if failures > policy.maxRetries { return .exhausted }
         notBefore = now + policy.delay(afterFailures: failures, retryAfter: retryAfter, jitter: jitter)
