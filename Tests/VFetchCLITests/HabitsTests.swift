@@ -8,6 +8,16 @@ import Testing
 
 /// What users of curl, wget, aria2c and mpv expect of `vfetch` without reading its manual.
 @Suite struct HabitsTests {
+    /// libcurl's own words once: its error buffer already ends with what `curl_easy_strerror` says.
+    @Test func aRefusedConnectionIsSaidOnce() async throws {
+        let run = try await vfetch(["get", "http://127.0.0.1:1/clip.mp4", "-o", NSTemporaryDirectory() + "vfetch-never-\(getpid())"])
+        #expect(run.status == 4)
+        let said = run.standardError.components(separatedBy: "Couldn't connect to server").count - 1
+        #expect(said <= 1, "\(run.standardError)")
+        #expect(run.standardError.contains("127.0.0.1"), "\(run.standardError)")
+    }
+
+
     /// `vfetch` alone is bad usage, as for curl and wget: the usage on stderr and exit code 64.
     @Test func vfetchAloneShowsUsageAndFails() async throws {
         let run = try await vfetch([])
