@@ -8,6 +8,17 @@ import Testing
 
 /// What users of curl, wget, aria2c and mpv expect of `vfetch` without reading its manual.
 @Suite struct HabitsTests {
+    /// One line a person reads, with the address, rather than SwiftNIO's `bind(descriptor:ptr:bytes:)`.
+    @Test func serveOnABusyPortSaysSoInOneLine() async throws {
+        try await withOrigin { origin, directory in
+            let run = try await vfetch(["serve", "--cache-dir", directory + "/cache", "--port", String(origin.port)])
+            #expect(run.status == 1)
+            #expect(
+                run.standardError == "vfetch: cannot listen on 127.0.0.1:\(origin.port): address already in use\n", "\(run.standardError)")
+        }
+    }
+
+
     /// libcurl's own words once: its error buffer already ends with what `curl_easy_strerror` says.
     @Test func aRefusedConnectionIsSaidOnce() async throws {
         let run = try await vfetch(["get", "http://127.0.0.1:1/clip.mp4", "-o", NSTemporaryDirectory() + "vfetch-never-\(getpid())"])
