@@ -18,7 +18,8 @@ extension Engine {
         if FileSystem.exists(outputPath), !options.overwrite {
             throw OutputFile.isFinishedCopy(at: outputPath, of: remote) ? .alreadyComplete(outputPath) : .outputExists(outputPath)
         }
-        let part = try OutputFile(path: SideFiles(output: outputPath).part, mode: options.privateOutput ? 0o600 : 0o644)
+        let part = try OutputFile(
+            path: SideFiles(output: outputPath).part, mode: options.privateOutput ? 0o600 : 0o644, naming: outputPath)
         file = part
         var resumed = ByteRangeSet()
         var created = Date()

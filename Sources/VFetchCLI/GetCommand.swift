@@ -24,7 +24,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write to this path.")
     var output: String?
 
-    @Option(name: [.customShort("d"), .long], help: "Write into this directory, named after the URL or the server's file name.")
+    @Option(
+        name: [.customShort("d"), .long],
+        help: "Write into this directory (made if missing), named after the URL or the server's file name.")
     var directory: String?
 
     @Option(name: [.customShort("c"), .long], help: "Parallel connections at most (1-256).")
@@ -190,6 +192,13 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // As aria2c and wget: `-d` makes its directory, and those above it.
+        if let directory {
+            do throws(Errno) { try FileSystem.makeDirectories(directory) } catch {
+                writeStandardError("vfetch: cannot create directory \(directory): \(error)\n")
+                throw ExitCode(ExitStatus.outputNotWritable.rawValue)
+            }
+        }
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)
         let playable = stream && !quiet ? PlayableTracker() : nil

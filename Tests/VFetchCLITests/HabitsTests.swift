@@ -29,6 +29,22 @@ import Testing
     }
 
 
+    /// As aria2c and wget: `-d` makes the directory; an output that cannot be written is named, not its `.part`.
+    @Test func dashDMakesItsDirectoryAndErrorsNameTheOutput() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(1 << 20, seed: 44)
+            origin.publish("/clip.mp4", bytes)
+            let made = try await vfetch(["get", origin.url("/clip.mp4"), "-d", directory + "/new/sub"])
+            #expect(made.status == 0, "\(made.standardError)")
+            #expect(try sha256(file: directory + "/new/sub/clip.mp4") == sha256(bytes))
+            let output = directory + "/no/such/out.mp4"
+            let refused = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
+            #expect(refused.status == 7)
+            #expect(refused.standardError.contains(output) && !refused.standardError.contains(".part"), "\(refused.standardError)")
+        }
+    }
+
+
     /// `vfetch` alone is bad usage, as for curl and wget: the usage on stderr and exit code 64.
     @Test func vfetchAloneShowsUsageAndFails() async throws {
         let run = try await vfetch([])
