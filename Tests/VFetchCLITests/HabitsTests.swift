@@ -8,6 +8,25 @@ import Testing
 
 /// What users of curl, wget, aria2c and mpv expect of `vfetch` without reading its manual.
 @Suite struct HabitsTests {
+    /// A progress line wider than the terminal wraps, and each redraw then scrolls a new line.
+    @Test func theProgressLineFitsAnEightyColumnTerminal() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 << 20, seed: 41)
+            origin.publish("/clip.mp4", bytes, behavior: throttled(512 << 10))  // about 2 s over 4 connections
+            let output = directory + "/clip.mp4"
+            // `script` runs vfetch on a pseudo-terminal, made 80 columns wide, and copies what it draws.
+            let command = "stty cols 80 rows 24; exec '\(vfetchBinary)' get '\(origin.url("/clip.mp4"))' -o '\(output)' -c 4"
+            let run = try await run("/usr/bin/script", ["-q", "-e", "-c", command, "/dev/null"], environment: ["COLUMNS": "200"])
+            #expect(run.status == 0, "\(run.standardOutput)")
+            #expect(try sha256(file: output) == sha256(bytes))
+            let drawn = run.standardOutput.replacingOccurrences(of: "\u{1B}[K", with: "")
+                .split(whereSeparator: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" })
+                .filter { $0.contains("/s") && !$0.hasPrefix("vfetch:") }
+            #expect(!drawn.isEmpty, "no progress line drawn: \(run.standardOutput)")
+            for line in drawn { #expect(line.unicodeScalars.count <= 79, "\(line.unicodeScalars.count) columns: \(line)") }
+        }
+    }
+
     /// One line a person reads, with the address, rather than SwiftNIO's `bind(descriptor:ptr:bytes:)`.
     @Test func serveOnABusyPortSaysSoInOneLine() async throws {
         try await withOrigin { origin, directory in
@@ -18,7 +37,6 @@ import Testing
         }
     }
 
-
     /// libcurl's own words once: its error buffer already ends with what `curl_easy_strerror` says.
     @Test func aRefusedConnectionIsSaidOnce() async throws {
         let run = try await vfetch(["get", "http://127.0.0.1:1/clip.mp4", "-o", NSTemporaryDirectory() + "vfetch-never-\(getpid())"])
@@ -27,7 +45,6 @@ import Testing
         #expect(said <= 1, "\(run.standardError)")
         #expect(run.standardError.contains("127.0.0.1"), "\(run.standardError)")
     }
-
 
     /// As aria2c and wget: `-d` makes the directory; an output that cannot be written is named, not its `.part`.
     @Test func dashDMakesItsDirectoryAndErrorsNameTheOutput() async throws {
@@ -43,7 +60,6 @@ import Testing
             #expect(refused.standardError.contains(output) && !refused.standardError.contains(".part"), "\(refused.standardError)")
         }
     }
-
 
     /// `vfetch` alone is bad usage, as for curl and wget: the usage on stderr and exit code 64.
     @Test func vfetchAloneShowsUsageAndFails() async throws {
