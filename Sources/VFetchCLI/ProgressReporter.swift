@@ -5,11 +5,20 @@ import VFetchCore
 /// Shows a download's events to the user, never a URL's password (`redactedURL`).
 protocol ProgressReporter: Sendable {
     func report(_ event: DownloadEvent)
-    func failed(_ error: DownloadError)
+    /// Says why the download stopped, and after it `detail` when there is more to say (what an
+    /// interrupted run saved).
+    func failed(_ error: DownloadError, detail: String?)
 }
 
 extension ProgressReporter {
-    func failed(_ error: DownloadError) { writeStandardError("vfetch: \(error)\n") }
+    func failed(_ error: DownloadError) { failed(error, detail: nil) }
+
+    func failed(_ error: DownloadError, detail: String?) { writeStandardError("vfetch: \(error.said(detail))\n") }
+}
+
+extension DownloadError {
+    /// The error's line, with `detail` after it.
+    func said(_ detail: String?) -> String { description + (detail.map { ": " + $0 } ?? "") }
 }
 
 func writeStandardError(_ text: String) {
@@ -58,9 +67,9 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
         }
     }
 
-    func failed(_ error: DownloadError) {
+    func failed(_ error: DownloadError, detail: String?) {
         clearLine()
-        writeStandardError("vfetch: \(error)\n")
+        writeStandardError("vfetch: \(error.said(detail))\n")
     }
 
     private func clearLine() {
@@ -150,9 +159,9 @@ struct JSONReporter: ProgressReporter {
         }
     }
 
-    func failed(_ error: DownloadError) {
-        printJSONLine(["event": "error", "message": error.description, "exit_code": ExitStatus(error).rawValue])
-        writeStandardError("vfetch: \(error)\n")
+    func failed(_ error: DownloadError, detail: String?) {
+        printJSONLine(["event": "error", "message": error.said(detail), "exit_code": ExitStatus(error).rawValue])
+        writeStandardError("vfetch: \(error.said(detail))\n")
     }
 
 }
@@ -228,9 +237,15 @@ enum Format {
         "\(count) " + (count == 1 ? one : many ?? one + "s")
     }
 
+    /// `saved NAME: 1.4 GiB in 16.20 s (88.1 MiB/s, 32 connections, 0 retries)`: the rate is of this run's
+    /// bytes, not those an earlier run saved, and the connections are the most at once (never more than
+    /// `-c`), not every one opened over the download.
     static func summaryLine(_ summary: DownloadSummary) -> String {
-        let rate = summary.seconds > 0 ? Double(summary.bytes) / summary.seconds : 0
-        return "saved \(summary.path): \(size(summary.bytes)) in \(String(format: "%.2f", summary.seconds)) s "
-            + "(\(size(Int64(rate)))/s, \(plural(summary.connections, "connection")), \(plural(summary.retries, "retry", "retries")))"
+        let fetched = summary.bytes - summary.resumedBytes
+        let rate = summary.seconds > 0 ? Double(fetched) / summary.seconds : 0
+        let resumed = summary.resumedBytes > 0 ? " (\(size(fetched)) this run)" : ""
+        return "saved \(summary.path): \(size(summary.bytes))\(resumed) in \(String(format: "%.2f", summary.seconds)) s "
+            + "(\(size(Int64(rate)))/s, \(plural(summary.peakConnections, "connection")), "
+            + "\(plural(summary.retries, "retry", "retries")))"
     }
 }

@@ -61,6 +61,55 @@ import Testing
         }
     }
 
+    /// Ctrl-C says what is kept and how to go on, and the run after it measures its own speed.
+    @Test func anInterruptSaysWhatIsSavedAndTheResumeMeasuresItsOwnBytes() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(8 << 20, seed: 45)
+            origin.publish("/clip.mp4", bytes, behavior: throttled(1 << 20))
+            let output = directory + "/clip.mp4"
+            // Interrupted once more than half is saved, whatever the machine's load.
+            let stopped = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "4"]) {
+                let status = runBlocking(vfetchBinary, ["status", output, "--json"]).standardOutput
+                guard let object = try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any] else { return false }
+                return (object["bytes_done"] as? Int ?? 0) > bytes.count / 2
+            }
+            #expect(stopped.status == 130)
+            let last = stopped.standardError.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(last.hasPrefix("vfetch: interrupted"), "\(stopped.standardError)")
+            #expect(last.contains(" of 8 MiB saved") && last.contains("run the same command again to resume"), "\(last)")
+            // The run that resumes fetches the rest; its speed is the rest over its time, not the whole file.
+            origin.setBehavior("/clip.mp4", throttled(512 << 10))
+            let resumed = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "4"])
+            #expect(resumed.status == 0, "\(resumed.standardError)")
+            #expect(try sha256(file: output) == sha256(bytes))
+            let notice = try #require(resumed.standardError.firstMatch(of: /resuming: (\d+) of/), "\(resumed.standardError)")
+            let fetched = Double(bytes.count - Int(notice.1)!)
+            let summary = try #require(
+                resumed.standardError.firstMatch(of: /in ([0-9.]+) s \(([0-9.]+) (B|KiB|MiB|GiB)\/s/), "\(resumed.standardError)")
+            let seconds = Double(summary.1)!
+            let units: [String: Double] = ["B": 1, "KiB": 1024, "MiB": 1024 * 1024, "GiB": 1024 * 1024 * 1024]
+            let rate = Double(summary.2)! * units[String(summary.3)]!
+            // Both figures are rounded as printed (3 significant digits, hundredths of a second).
+            let expected = fetched / seconds
+            #expect(abs(rate - expected) <= expected * 0.1, "\(rate) B/s shown, \(expected) B/s fetched: \(resumed.standardError)")
+        }
+    }
+
+    /// `-c N` is the most connections at once; the summary never says more, however many were opened over time.
+    @Test func theSummaryNeverCountsMoreConnectionsThanTheLimit() async throws {
+        try await withOrigin { origin, directory in
+            var behavior = throttled(1 << 20)
+            behavior.dropAfterBytes = 256 << 10  // each connection is cut a few times: new ones are opened
+            behavior.dropTimes = 6
+            let bytes = randomBytes(4 << 20, seed: 46)
+            origin.publish("/clip.mp4", bytes, behavior: behavior)
+            let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", directory + "/clip.mp4", "-c", "2", "--retries", "20"])
+            #expect(run.status == 0, "\(run.standardError)")
+            let said = try #require(run.standardError.firstMatch(of: /(\d+) connections?/), "\(run.standardError)")
+            #expect(Int(said.1)! <= 2, "\(run.standardError)")
+        }
+    }
+
     /// `vfetch` alone is bad usage, as for curl and wget: the usage on stderr and exit code 64.
     @Test func vfetchAloneShowsUsageAndFails() async throws {
         let run = try await vfetch([])
