@@ -27,6 +27,27 @@ import Testing
         }
     }
 
+    /// The player of `vfetch play` stops with it: a service manager's SIGTERM reaches it.
+    @Test func playStopsItsPlayerOnSIGTERM() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/clip.mp4", randomBytes(1 << 20, seed: 43))
+            let cache = directory + "/cache"
+            let pidFile = directory + "/player.pid"
+            let player = "sh -c 'echo $$ > \"\(pidFile)\"; exec sleep 300 >/dev/null 2>&1' sh"
+            let played = try await run(
+                vfetchBinary, ["play", origin.url("/clip.mp4"), "--player", player, "--cache-dir", cache, "--port", "0"],
+                signal: SIGTERM,
+                when: { exists(pidFile) && ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").hasSuffix("\n") })
+            let pid = try #require(
+                pid_t(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+            defer { kill(pid, SIGKILL) }
+            for _ in 0..<200 where kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(kill(pid, 0) != 0, "the player still runs after play was stopped")
+            #expect(played.status == 128 + SIGTERM, "the player's end by SIGTERM, as a shell says it: \(played.standardError)")
+            _ = try await vfetch(["serve", "--stop", "--cache-dir", cache])
+        }
+    }
+
     /// One line a person reads, with the address, rather than SwiftNIO's `bind(descriptor:ptr:bytes:)`.
     @Test func serveOnABusyPortSaysSoInOneLine() async throws {
         try await withOrigin { origin, directory in
