@@ -21,7 +21,7 @@ struct GetCommand: AsyncParsableCommand {
     @Argument(help: "The http:// or https:// URL to download.")
     var url: String
 
-    @Option(name: .shortAndLong, help: "Write to this path.")
+    @Option(name: .shortAndLong, help: "Write to this path; - (or /dev/stdout): to standard output, in order, as curl does.")
     var output: String?
 
     @Option(
@@ -133,6 +133,9 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
+        if let output, Self.namesStandardOutput(output), json {
+            throw ValidationError("--json prints on standard output, where -o \(output) writes the file")
+        }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
         if http11, http2 { throw ValidationError("use either --http1.1 or --http2") }
         if let checksum, sha256Digest(fromChecksum: checksum) == nil {
@@ -199,6 +202,7 @@ struct GetCommand: AsyncParsableCommand {
                 throw ExitCode(ExitStatus.outputNotWritable.rawValue)
             }
         }
+        if let output, Self.namesStandardOutput(output) { return try await runToStandardOutput(reporter: makeReporter(playable: nil)) }
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)
         let playable = stream && !quiet ? PlayableTracker() : nil

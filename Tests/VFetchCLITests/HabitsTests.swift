@@ -27,6 +27,30 @@ import Testing
         }
     }
 
+    /// `-o -` (and `-o /dev/stdout`), as curl: the bytes in order on standard output, for `| mpv -`.
+    @Test(arguments: ["-", "/dev/stdout"])
+    func dashOWritesTheFileToStandardOutput(output: String) async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(6 << 20, seed: 42)
+            origin.publish("/clip.mp4", bytes, behavior: throttled(1 << 20))  // split over the connections
+            let digest = directory + "/digest"
+            // Its temporary file goes where TMPDIR says, and is gone at the end.
+            let temporary = directory + "/tmp"
+            try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false)
+            let command =
+                "cd '\(directory)' && '\(vfetchBinary)' get '\(origin.url("/clip.mp4"))' -o \(output) -c 4 | sha256sum > digest"
+            let run = try await run("/bin/bash", ["-c", "set -o pipefail; " + command], environment: ["TMPDIR": temporary])
+            #expect(run.status == 0, "\(run.standardError)")
+            let printed = try String(contentsOfFile: digest, encoding: .utf8).prefix(64)
+            #expect(String(printed) == sha256(bytes), "\(run.standardError)")
+            #expect(run.standardError.contains("standard output"), "\(run.standardError)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+            #expect(left == ["digest", "tmp"], "nothing named \(output): \(left)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty, "the temporary file is removed")
+            #expect(origin.requests.filter { $0.path == "/clip.mp4" }.count > 2, "the file came over several connections")
+        }
+    }
+
     /// The player of `vfetch play` stops with it: a service manager's SIGTERM reaches it.
     @Test func playStopsItsPlayerOnSIGTERM() async throws {
         try await withOrigin { origin, directory in
