@@ -110,13 +110,14 @@ import Testing
     @Test func anInterruptSaysWhatIsSavedAndTheResumeMeasuresItsOwnBytes() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(8 << 20, seed: 45)
-            origin.publish("/clip.mp4", bytes, behavior: throttled(1 << 20))
+            // 4 connections at 128 KiB/s: 16 s for the whole, 12 s left when a quarter is saved.
+            origin.publish("/clip.mp4", bytes, behavior: throttled(128 << 10))
             let output = directory + "/clip.mp4"
-            // Interrupted once more than half is saved, whatever the machine's load.
+            // Interrupted once more than a quarter is saved, whatever the machine's load.
             let stopped = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "-c", "4"]) {
                 let status = runBlocking(vfetchBinary, ["status", output, "--json"]).standardOutput
                 guard let object = try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any] else { return false }
-                return (object["bytes_done"] as? Int ?? 0) > bytes.count / 2
+                return (object["bytes_done"] as? Int ?? 0) > bytes.count / 4
             }
             #expect(stopped.status == 130)
             let last = stopped.standardError.split(separator: "\n").last.map(String.init) ?? ""
