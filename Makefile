@@ -11,7 +11,8 @@ FISH_COMPLETION := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vfetch.fi
 .PHONY: build test fuzz test-browser redbot tier demo bench bench-quick bench-micro clean install uninstall format lint
 
 # What `make install` copies, made here as the user who builds: the release binary, its man page
-# (swift-argument-parser's generate-manual) and bash, zsh and fish completions (from the binary itself).
+# (swift-argument-parser's generate-manual, with docs/vfetch-examples.mdoc's EXAMPLES; scripts/man-page.sh
+# fails on any warning groff gives) and bash, zsh and fish completions (from the binary itself).
 DIST := .build/dist
 
 build:
@@ -19,7 +20,7 @@ build:
 	$(SWIFT) build -c release --product vfetch
 	$(SWIFT) package generate-manual >/dev/null
 	install -d $(DIST)
-	install -m 0644 .build/plugins/GenerateManual/outputs/VFetchCLI/vfetch.1 $(DIST)/vfetch.1
+	scripts/man-page.sh .build/plugins/GenerateManual/outputs/VFetchCLI/vfetch.1 $(DIST)/vfetch.1
 	.build/release/vfetch --generate-completion-script bash >$(DIST)/vfetch.bash
 	.build/release/vfetch --generate-completion-script zsh >$(DIST)/_vfetch
 	.build/release/vfetch --generate-completion-script fish >$(DIST)/vfetch.fish

@@ -19,6 +19,7 @@ done
 "$prefix/bin/vfetch" --version | grep -q '^vfetch [0-9].* (libcurl .*, libavformat .*)$' || fail "--version"
 "$prefix/bin/vfetch" --help | grep -q 'USAGE: vfetch' || fail "--help"
 MANPATH="$prefix/share/man" man vfetch 2>/dev/null | grep -q 'vfetch' || fail "man vfetch"
+MANPATH="$prefix/share/man" man vfetch 2>/dev/null | grep -q '^EXAMPLES' || fail "man vfetch has no EXAMPLES"
 bash -c "source '$prefix/share/bash-completion/completions/vfetch' && complete -p vfetch" >/dev/null || fail "bash completion"
 # The completion offers the subcommands.
 words=$(bash -c "source '$prefix/share/bash-completion/completions/vfetch'

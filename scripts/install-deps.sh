@@ -10,7 +10,7 @@ case "${1:-build}" in
   browser) packages+=(ffmpeg chromium) ;;           # make test-browser: fixture video, Debian's headless Chromium; + playwright, below
   redbot) packages+=(nginx-light ffmpeg curl) ;;    # make redbot: nginx to compare serve with, a sample video; + redbot, below
   tier) packages+=(nginx ffmpeg openssl) ;;          # make tier: Debian's nginx (slice, auth_basic) in front of serve, ffmpeg as players, openssl hashes the password
-  build) ;;
+  build) packages+=(groff-base) ;;                   # build: groff checks the man page (scripts/man-page.sh)
   *) echo "usage: $0 [build|test|demo|bench|browser|redbot|tier]" >&2; exit 2 ;;
 esac
 

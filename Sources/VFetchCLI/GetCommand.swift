@@ -23,10 +23,12 @@ struct GetCommand: AsyncParsableCommand {
     @Argument(help: "The http:// or https:// URL to download.")
     var url: String
 
-    @Option(name: .shortAndLong, help: "Write to this path.")
+    @Option(name: .shortAndLong, help: "Write to this path; - (or /dev/stdout): to standard output, in order, as curl does.")
     var output: String?
 
-    @Option(name: [.customShort("d"), .long], help: "Write into this directory, named after the URL or the server's file name.")
+    @Option(
+        name: [.customShort("d"), .long],
+        help: "Write into this directory (made if missing), named after the URL or the server's file name.")
     var directory: String?
 
     @Option(name: [.customShort("c"), .long], help: "Parallel connections at most (1-256).")
@@ -151,6 +153,9 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
+        if let output, Self.namesStandardOutput(output), json {
+            throw ValidationError("--json prints on standard output, where -o \(output) writes the file")
+        }
         if !(1...256).contains(connections) { throw ValidationError("--connections must be between 1 and 256") }
         if http11, http2 { throw ValidationError("use either --http1.1 or --http2") }
         if [force, noClobber, autoRename].filter({ $0 }).count > 1 {
@@ -222,6 +227,14 @@ struct GetCommand: AsyncParsableCommand {
             var info = try InfoCommand.parse([url] + (json ? ["--json"] : []))
             return try await info.run()
         }
+        // As aria2c and wget: `-d` makes its directory, and those above it.
+        if let directory {
+            do throws(Errno) { try FileSystem.makeDirectories(directory) } catch {
+                writeStandardError("vfetch: cannot create directory \(directory): \(error)\n")
+                throw ExitCode(ExitStatus.outputNotWritable.rawValue)
+            }
+        }
+        if let output, Self.namesStandardOutput(output) { return try await runToStandardOutput(reporter: makeReporter(playable: nil)) }
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)
         let playable = stream && !quiet ? PlayableTracker() : nil
@@ -231,21 +244,33 @@ struct GetCommand: AsyncParsableCommand {
         let probing = Task { await playable?.run() }
         defer { probing.cancel() }
         let printing = Task {
+            var output: String?
             for await event in download.events {
                 playable?.observe(event)
                 reporter.report(event)
+                if case .started(let info) = event { output = info.outputPath }
             }
+            return output
         }
         do {
             _ = try await download.run()
-            await printing.value
+            _ = await printing.value
         } catch .alreadyComplete(let path) {
-            await printing.value
+            _ = await printing.value
             writeStandardError("vfetch: \(DownloadError.alreadyComplete(path))\n")
         } catch {
-            await printing.value
-            reporter.failed(error)
+            let output = await printing.value
+            reporter.failed(error, detail: error == .interrupted ? output.flatMap(Self.resumeHint) : nil)
             throw ExitCode(ExitStatus(error).rawValue)
         }
+    }
+
+    /// What an interrupted download kept, from its manifest, and how to go on:
+    /// `4.1 MiB of 8 MiB saved (51.3%) in NAME.part; run the same command again to resume`.
+    static func resumeHint(output: String) -> String? {
+        guard let saved = try? PartialDownload(outputPath: output), saved.bytesDone > 0 else { return nil }
+        let percent = String(format: "%.1f%%", Double(saved.bytesDone) * 100 / Double(max(1, saved.length)))
+        return "\(Format.size(saved.bytesDone)) of \(Format.size(saved.length)) saved (\(percent)) in "
+            + "\(SideFiles(output: output).part); run the same command again to resume"
     }
 }

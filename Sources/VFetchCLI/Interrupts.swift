@@ -6,7 +6,8 @@ import Synchronization
 #endif
 
 /// SIGINT and SIGTERM, turned into a call: the first asks the running command to stop cleanly; a second
-/// one, or one while nothing runs, exits with 130 at once.
+/// one, or one while nothing runs, exits with 130 at once. While `vfetch play` waits for its player,
+/// they (and SIGHUP) go to the player instead.
 ///
 /// The signal handler only writes a byte to a pipe (async-signal-safe) and a thread reading the pipe
 /// does the rest, whichever thread the kernel interrupted. (libdispatch parks the main thread in
@@ -18,15 +19,8 @@ enum Interrupts {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { return }
         interruptPipeWriteEnd.store(ends[1], ordering: .relaxed)
-        var handling = sigaction()
-        handling.__sigaction_handler.sa_handler = { number in
-            var byte = UInt8(truncatingIfNeeded: number)
-            _ = write(interruptPipeWriteEnd.load(ordering: .relaxed), &byte, 1)
-        }
-        handling.sa_flags = SA_RESTART
-        sigemptyset(&handling.sa_mask)
-        sigaction(SIGINT, &handling, nil)
-        sigaction(SIGTERM, &handling, nil)
+        handle(SIGINT)
+        handle(SIGTERM)
         // A parent may have started us with them blocked (test runners, service managers do).
         var signals = sigset_t()
         sigemptyset(&signals)
@@ -40,6 +34,11 @@ enum Interrupts {
                 let count = read(reading, &byte, 1)
                 if count < 0, errno == EINTR { continue }
                 guard count == 1 else { return }
+                let player = forwardedTo.load(ordering: .relaxed)
+                if player > 0 {
+                    kill(player, Int32(byte))
+                    continue
+                }
                 let pending = action.withLock { action in
                     defer { action = nil }
                     return action
@@ -54,7 +53,33 @@ enum Interrupts {
     static func onInterrupt(_ handler: (@Sendable () -> Void)?) {
         action.withLock { $0 = handler }
     }
+
+    /// From now on SIGINT, SIGTERM and SIGHUP go to `pid`, a player this process waits for, and this
+    /// process ends as the player does: stopped by a service manager or a closed terminal, `vfetch play`
+    /// leaves no player behind. (SIGHUP stays ignored under `nohup`.)
+    static func forward(to pid: pid_t) {
+        forwardedTo.store(pid, ordering: .relaxed)
+        var current = sigaction()
+        guard sigaction(SIGHUP, nil, &current) == 0 else { return }
+        let ignored = current.__sigaction_handler.sa_handler.map { unsafeBitCast($0, to: Int.self) } == unsafeBitCast(SIG_IGN, to: Int.self)
+        if !ignored { handle(SIGHUP) }
+    }
+
+    /// Sends `signal` to the pipe the reading thread watches.
+    private static func handle(_ signal: Int32) {
+        var handling = sigaction()
+        handling.__sigaction_handler.sa_handler = { number in
+            var byte = UInt8(truncatingIfNeeded: number)
+            _ = write(interruptPipeWriteEnd.load(ordering: .relaxed), &byte, 1)
+        }
+        handling.sa_flags = SA_RESTART
+        sigemptyset(&handling.sa_mask)
+        sigaction(signal, &handling, nil)
+    }
 }
+
+/// The player `vfetch play` waits for, which signals go to; 0: none.
+private let forwardedTo = Atomic<Int32>(0)
 
 /// Read by the signal handler, which may touch nothing but an atomic.
 private let interruptPipeWriteEnd = Atomic<Int32>(-1)

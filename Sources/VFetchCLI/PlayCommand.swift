@@ -8,7 +8,8 @@ struct PlayCommand: ParsableCommand {
         commandName: "play",
         abstract: "Play a remote video through the local cache: starts or reuses `vfetch serve`, then a player.",
         discussion: """
-            Exit codes: the player's; before it starts, 1 when no server could be started, 3 bad URL, and for an \
+            SIGINT, SIGTERM and SIGHUP go to the player, and play ends with it. \
+            Exit codes: the player's (128 + the signal when a signal ended it); before it starts, 1 when no server could be started, 3 bad URL, and for an \
             origin that fails the code `vfetch get` gives (4 cannot connect, 5 HTTP error, ...); 64 bad usage or \
             no player found. A server started here keeps running for the next play: `vfetch serve --stop` stops it.
             """
@@ -74,8 +75,10 @@ struct PlayCommand: ParsableCommand {
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst()) + [local]
         try process.run()
+        Interrupts.forward(to: process.processIdentifier)
         process.waitUntilExit()
-        throw ExitCode(process.terminationStatus)
+        // A player ended by a signal exits as a shell says it: 128 + the signal (143 for SIGTERM).
+        throw ExitCode(process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus)
     }
 
     /// An origin that fails (404, refused, no such host) is said here, with the exit code `vfetch get`

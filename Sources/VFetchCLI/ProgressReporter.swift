@@ -5,11 +5,20 @@ import VFetchEngine
 /// Shows a download's events to the user, never a URL's password (`redactedURL`).
 protocol ProgressReporter: Sendable {
     func report(_ event: DownloadEvent)
-    func failed(_ error: DownloadError)
+    /// Says why the download stopped, and after it `detail` when there is more to say (what an
+    /// interrupted run saved).
+    func failed(_ error: DownloadError, detail: String?)
 }
 
 extension ProgressReporter {
-    func failed(_ error: DownloadError) { writeStandardError("vfetch: \(error)\n") }
+    func failed(_ error: DownloadError) { failed(error, detail: nil) }
+
+    func failed(_ error: DownloadError, detail: String?) { writeStandardError("vfetch: \(error.said(detail))\n") }
+}
+
+extension DownloadError {
+    /// The error's line, with `detail` after it.
+    func said(_ detail: String?) -> String { description + (detail.map { ": " + $0 } ?? "") }
 }
 
 func writeStandardError(_ text: String) {
@@ -21,7 +30,8 @@ struct SilentReporter: ProgressReporter {
     func report(_ event: DownloadEvent) {}
 }
 
-/// A terminal: one line redrawn at most ten times a second, with a map of the file's done parts.
+/// A terminal: one line redrawn at most ten times a second, with a map of the file's done parts, never as
+/// wide as the terminal (it would wrap, and every redraw scroll a new line).
 final class TerminalReporter: ProgressReporter, @unchecked Sendable {
     // Only the single task that drains `Download.events` calls `report`; `failed` runs after it ends.
     private var lastDraw = -1.0
@@ -43,8 +53,8 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
             guard progress.seconds - lastDraw >= 0.1 else { return }
             lastDraw = progress.seconds
             drew = true
-            writeStandardError(
-                "\r\u{1B}[K" + Format.progressLine(progress, mapWidth: 24, playableTo: playable?.playableTo))
+            let line = Format.progressLine(progress, mapWidth: 24, playableTo: playable?.playableTo, columns: Self.columns() - 1)
+            writeStandardError("\r\u{1B}[K" + line)
         case .finished(let summary):
             clearLine()
             writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
@@ -53,18 +63,29 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
             guard now - lastStreamDraw >= 0.1 || progress.segmentsDone == progress.segmentsTotal else { return }
             lastStreamDraw = now
             drew = true
-            writeStandardError("\r\u{1B}[K" + Format.streamLine(progress))
+            writeStandardError("\r\u{1B}[K" + Format.streamLine(progress, columns: Self.columns() - 1))
         }
     }
 
-    func failed(_ error: DownloadError) {
+    func failed(_ error: DownloadError, detail: String?) {
         clearLine()
-        writeStandardError("vfetch: \(error)\n")
+        writeStandardError("vfetch: \(error.said(detail))\n")
     }
 
     private func clearLine() {
         if drew { writeStandardError("\r\u{1B}[K") }
         drew = false
+    }
+
+    /// The terminal's width: the kernel's (`TIOCGWINSZ`), else `$COLUMNS`, else 80. Asked at every
+    /// redraw, so a window made narrower is followed; a line as wide as the terminal would wrap.
+    static func columns() -> Int {
+        var size = winsize()
+        if withUnsafeMutablePointer(to: &size, { ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), $0) }) == 0, size.ws_col > 0 {
+            return Int(size.ws_col)
+        }
+        let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) } ?? 0
+        return columns > 0 ? columns : 80
     }
 }
 
@@ -145,9 +166,9 @@ struct JSONReporter: ProgressReporter {
         }
     }
 
-    func failed(_ error: DownloadError) {
-        printJSONLine(["event": "error", "message": error.description, "exit_code": ExitStatus(error).rawValue])
-        writeStandardError("vfetch: \(error)\n")
+    func failed(_ error: DownloadError, detail: String?) {
+        printJSONLine(["event": "error", "message": error.said(detail), "exit_code": ExitStatus(error).rawValue])
+        writeStandardError("vfetch: \(error.said(detail))\n")
     }
 
 }
@@ -171,47 +192,72 @@ enum Format {
             : String(format: "%d:%02d", whole / 60, whole % 60)
     }
 
-    static func progressLine(_ progress: DownloadProgress, mapWidth: Int, playableTo: Double? = nil) -> String {
-        var parts: [String] = []
+    /// `41.3%  590.2 MiB / 1.4 GiB  88.1 MiB/s  ETA 0:09  32 conn  [████▓░··]`, in at most `columns`
+    /// columns: the map narrows first, then the fields a glance needs least go (as curl and aria2c do).
+    static func progressLine(_ progress: DownloadProgress, mapWidth: Int, playableTo: Double? = nil, columns: Int = .max) -> String {
+        // Each field with its rank: the highest goes first.
+        var fields: [(text: String, rank: Int)] = []
         if let total = progress.totalBytes, total > 0 {
-            parts.append(String(format: "%5.1f%%", Double(progress.bytesDone) * 100 / Double(total)))
-            parts.append("\(size(progress.bytesDone)) / \(size(total))")
+            fields.append((String(format: "%5.1f%%", Double(progress.bytesDone) * 100 / Double(total)), 0))
+            fields.append(("\(size(progress.bytesDone)) / \(size(total))", 3))
         } else {
-            parts.append(size(progress.bytesDone))
+            fields.append((size(progress.bytesDone), 0))
         }
-        parts.append("\(size(Int64(progress.bytesPerSecond)))/s")
+        fields.append(("\(size(Int64(progress.bytesPerSecond)))/s", 1))
         if let total = progress.totalBytes, progress.bytesPerSecond > 0 {
-            parts.append("ETA " + duration(Double(total - progress.bytesDone) / progress.bytesPerSecond))
+            fields.append(("ETA " + duration(Double(total - progress.bytesDone) / progress.bytesPerSecond), 2))
         }
-        parts.append("\(progress.activeConnections) conn")
-        if let playableTo { parts.append("playable to " + duration(playableTo)) }
+        fields.append(("\(progress.activeConnections) conn", 5))
+        if let playableTo { fields.append(("playable to " + duration(playableTo), 4)) }
+        var line = fit(fields, columns: columns)
+        // The map takes the room left, and is left out where that is too little to read.
         if mapWidth > 0, let total = progress.totalBytes, total > 0 {
-            parts.append("[" + ByteRangeSet(progress.doneRanges).map(total: total, width: mapWidth) + "]")
+            let room = min(mapWidth, columns - line.count - 4)
+            if room >= 8 { line += "  [" + ByteRangeSet(progress.doneRanges).map(total: total, width: room) + "]" }
         }
-        return parts.joined(separator: "  ")
+        return line
     }
 
-    /// `seg 143/300  02:21 of 05:00  41.2 MiB  8.1 MiB/s  16 conn`
-    static func streamLine(_ progress: StreamProgress) -> String {
-        [
-            "seg \(progress.segmentsDone)/\(progress.segmentsTotal)",
-            "\(duration(progress.secondsDone)) of \(duration(progress.secondsTotal))",
-            size(progress.bytesDone), "\(size(Int64(progress.bytesPerSecond)))/s", "\(progress.activeConnections) conn",
-        ].joined(separator: "  ")
+    /// `seg 143/300  02:21 of 05:00  41.2 MiB  8.1 MiB/s  16 conn`, in at most `columns` columns.
+    static func streamLine(_ progress: StreamProgress, columns: Int = .max) -> String {
+        fit(
+            [
+                ("seg \(progress.segmentsDone)/\(progress.segmentsTotal)", 0),
+                ("\(duration(progress.secondsDone)) of \(duration(progress.secondsTotal))", 1),
+                (size(progress.bytesDone), 3), ("\(size(Int64(progress.bytesPerSecond)))/s", 2),
+                ("\(progress.activeConnections) conn", 4),
+            ], columns: columns)
+    }
+
+    /// The fields joined by two spaces, without those of the highest ranks until the line fits `columns`.
+    static func fit(_ fields: [(text: String, rank: Int)], columns: Int) -> String {
+        var kept = fields
+        while kept.count > 1, kept.reduce(2 * (kept.count - 1), { $0 + $1.text.count }) > columns,
+            let last = kept.indices.max(by: { kept[$0].rank < kept[$1].rank })
+        {
+            kept.remove(at: last)
+        }
+        return kept.map(\.text).joined(separator: "  ")
     }
 
     static func plural(_ count: Int, _ one: String, _ many: String? = nil) -> String {
         "\(count) " + (count == 1 ? one : many ?? one + "s")
     }
 
+    /// `saved NAME: 1.4 GiB in 16.20 s (88.1 MiB/s, 32 connections, 0 retries)`: the rate is of this run's
+    /// bytes, not those an earlier run saved, and the connections are the most at once (never more than
+    /// `-c`), not every one opened over the download.
     static func summaryLine(_ summary: DownloadSummary) -> String {
         if let stream = summary.stream {
             return "saved \(summary.path): \(plural(stream.segments, "segment")), \(duration(stream.mediaSeconds)) of media, "
                 + "\(size(summary.bytes)) in \(String(format: "%.2f", summary.seconds)) s"
                 + (stream.skipped.isEmpty ? "" : ", \(stream.skipped.count) left out")
         }
-        let rate = summary.seconds > 0 ? Double(summary.bytes) / summary.seconds : 0
-        return "saved \(summary.path): \(size(summary.bytes)) in \(String(format: "%.2f", summary.seconds)) s "
-            + "(\(size(Int64(rate)))/s, \(plural(summary.connections, "connection")), \(plural(summary.retries, "retry", "retries")))"
+        let fetched = summary.bytes - summary.resumedBytes
+        let rate = summary.seconds > 0 ? Double(fetched) / summary.seconds : 0
+        let resumed = summary.resumedBytes > 0 ? " (\(size(fetched)) this run)" : ""
+        return "saved \(summary.path): \(size(summary.bytes))\(resumed) in \(String(format: "%.2f", summary.seconds)) s "
+            + "(\(size(Int64(rate)))/s, \(plural(summary.peakConnections, "connection")), "
+            + "\(plural(summary.retries, "retry", "retries")))"
     }
 }

@@ -163,7 +163,7 @@ struct ServeCommand: AsyncParsableCommand {
                 cache: cache, downloads: downloads, token: token, host: host, port: port,
                 crossOrigin: try CrossOriginPolicy(allowing: allowOrigin), clientTimeout: .milliseconds(Int64(clientTimeout * 1000)))
         } catch {
-            writeStandardError("vfetch: cannot listen on \(host):\(port): \(error)\n")
+            writeStandardError("vfetch: cannot listen on \(host):\(port): \(CacheServer.reason(listening: error))\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
         let record: [String: Any] = ["url": server.baseURL, "host": host, "port": server.port, "pid": Int(getpid())]

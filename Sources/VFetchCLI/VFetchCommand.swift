@@ -17,6 +17,11 @@ struct VFetchCommand: AsyncParsableCommand {
 
     static func main() async {
         Interrupts.start()
+        // `vfetch` alone is bad usage, as `curl` and `wget` alone are: the help on stderr, exit code 64.
+        if CommandLine.arguments.count == 1 {
+            writeStandardError(helpMessage() + "\n")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
         do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand { try await command.run() } else { try command.run() }

@@ -26,6 +26,14 @@ enum Curl {
 
     static func describe(_ code: CURLcode) -> String { String(cString: curl_easy_strerror(code)) }
 
+    /// A failure in libcurl's words, once: the detail of its error buffer, which mostly ends with
+    /// what `describe(_:)` says already ("Failed to connect to host port 1 after 0 ms: Couldn't
+    /// connect to server"), else both.
+    static func describe(_ code: CURLcode, detail: String) -> String {
+        let text = describe(code)
+        return detail.isEmpty ? text : detail.contains(text) ? detail : "\(text): \(detail)"
+    }
+
     /// A failed transfer's result code as the core names it.
     static func failure(_ code: CURLcode) -> TransferFailure {
         switch code {

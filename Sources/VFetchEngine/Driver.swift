@@ -224,7 +224,7 @@ final class Driver {
         case .refused(let refusal)?: failure = refusal
         case nil:
             if code == CURLE_OK { return .finished }
-            failure = .transfer(Curl.failure(code), message: "\(Curl.describe(code)): \(transfer.easy.errorMessage)")
+            failure = .transfer(Curl.failure(code), message: Curl.describe(code, detail: transfer.easy.errorMessage))
         }
         if failure.mayBeHostLimit(answered: transfer.accepted),
             HostConnections.shared.refused(transfer.claim, working: working(on: transfer.claim), retryAfter: failure.retryAfter)

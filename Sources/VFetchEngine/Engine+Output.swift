@@ -25,7 +25,8 @@ extension Engine {
                 for path in [outputPath, manifestPath] { try OutputFile.refuseIrregular(path) }
             }
         }
-        let part = try OutputFile(path: SideFiles(output: outputPath).part, mode: options.privateOutput ? 0o600 : 0o644)
+        let part = try OutputFile(
+            path: SideFiles(output: outputPath).part, mode: options.privateOutput ? 0o600 : 0o644, naming: outputPath)
         file = part
         var resumed = ByteRangeSet()
         var created = Date()

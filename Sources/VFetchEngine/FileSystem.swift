@@ -319,6 +319,16 @@ package enum FileSystem {
         if mkdir(path, mode) != 0 { throw .current }
     }
 
+    /// Makes `path` and the directories above it that are missing, as the umask says (`mkdir -p`).
+    package static func makeDirectories(_ path: String) throws(Errno) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            do { try makeDirectory(prefix, mode: 0o777) } catch { if error != .exists { throw error } }
+            prefix += "/"
+        }
+    }
+
     /// Removes an empty directory. The corresponding call is `rmdir`.
     package static func removeDirectory(_ path: String) throws(Errno) {
         if rmdir(path) != 0 { throw .current }

@@ -83,6 +83,15 @@ package enum FileSystemError: Error, Equatable, Sendable, CustomStringConvertibl
         }
     }
 
+    /// The same failed call said of `path`; a refusal keeps the path of what was refused.
+    package func at(_ path: String) -> FileSystemError {
+        switch self {
+        case .symlink, .notRegular: self
+        case .noSpace(_, let errno): .noSpace(path: path, errno)
+        case .system(_, let errno): .system(path: path, errno)
+        }
+    }
+
     package var description: String {
         switch self {
         case .symlink(let path): "\(path) is \(FileKind.symlink), not a regular file"

@@ -41,7 +41,7 @@ package enum LocalRequest {
         let result = easy.perform()
         withExtendedLifetime(headers) {}
         guard result == CURLE_OK else {
-            let message = "\(Curl.describe(result)): \(easy.errorMessage)"
+            let message = Curl.describe(result, detail: easy.errorMessage)
             if result == CURLE_COULDNT_CONNECT { throw .connectFailed(message) }
             throw .transferFailed(message)
         }

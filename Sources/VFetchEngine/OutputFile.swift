@@ -16,11 +16,14 @@ final class OutputFile {
 
     /// Opens (creating if needed, never truncating) the file and locks it. It is the user's file, so
     /// it is made as the umask says (`mode` less the umask); a symbolic link, FIFO or device in its
-    /// place is refused.
-    init(path: String, mode: FileSystem.Mode = 0o644) throws(DownloadError) {
+    /// place is refused. A failure the user fixes at the output (no such directory, no permission)
+    /// names `output`, the path they gave, rather than the side file's.
+    init(path: String, mode: FileSystem.Mode = 0o644, naming output: String? = nil) throws(DownloadError) {
         self.path = path
         let fd: Int32
-        do { fd = try FileSystem.open(path, .readWrite, creating: mode) } catch { throw .forOutput(error) }
+        do { fd = try FileSystem.open(path, .readWrite, creating: mode) } catch {
+            throw .forOutput(output.map { error.at($0) } ?? error)
+        }
         guard Self.lock(fd) == nil else {
             FileSystem.close(fd)
             throw .busy(path)

@@ -61,6 +61,14 @@ package final class CacheServer: Sendable {
         return CacheServer(cache: cache, downloads: downloads, channel: channel, host: host, port: bound)
     }
 
+    /// Why `start` could not listen, as a person reads it: "address already in use" rather than
+    /// SwiftNIO's `bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)`.
+    package static func reason(listening error: any Error) -> String {
+        guard let error = error as? IOError else { return "\(error)" }
+        let text = String(cString: strerror(error.errnoCode))
+        return text.prefix(1).lowercased() + text.dropFirst()
+    }
+
     /// "http://HOST:PORT", for players.
     package var baseURL: String {
         let authority = host.contains(":") ? "[\(host)]" : host
