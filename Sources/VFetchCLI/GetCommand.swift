@@ -93,6 +93,9 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Overwrite an existing file at the output path.")
     var force = false
 
+    @Flag(name: .customLong("create-dirs"), help: "Make the directories -o names that are not there (as curl's; -d always makes its own).")
+    var createDirectories = false
+
     @Flag(name: .customLong("no-clobber"), help: "Leave a file already at the output path and download nothing (wget -nc).")
     var noClobber = false
 
@@ -227,10 +230,11 @@ struct GetCommand: AsyncParsableCommand {
             var info = try InfoCommand.parse([url] + (json ? ["--json"] : []))
             return try await info.run()
         }
-        // As aria2c and wget: `-d` makes its directory, and those above it.
-        if let directory {
-            do throws(Errno) { try FileSystem.makeDirectories(directory) } catch {
-                writeStandardError("vfetch: cannot create directory \(directory): \(error)\n")
+        // As aria2c and wget: `-d` makes its directory, and those above it; `-o` with --create-dirs, as curl.
+        let parent = output.flatMap { createDirectories && $0.contains("/") ? String($0[..<$0.lastIndex(of: "/")!]) : nil }
+        if let made = directory ?? parent, !made.isEmpty {
+            do throws(Errno) { try FileSystem.makeDirectories(made) } catch {
+                writeStandardError("vfetch: cannot create directory \(made): \(error)\n")
                 throw ExitCode(ExitStatus.outputNotWritable.rawValue)
             }
         }

@@ -103,6 +103,10 @@ import Testing
             let refused = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output])
             #expect(refused.status == 7)
             #expect(refused.standardError.contains(output) && !refused.standardError.contains(".part"), "\(refused.standardError)")
+            // curl's --create-dirs: then -o makes what it names.
+            let created = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--create-dirs"])
+            #expect(created.status == 0, "\(created.standardError)")
+            #expect(try sha256(file: output) == sha256(bytes))
         }
     }
 
