@@ -20,8 +20,19 @@ struct GetCommand: AsyncParsableCommand {
             + "(.mp4, .mkv, .ts) picks the container."
     )
 
-    @Argument(help: "The http:// or https:// URL to download.")
-    var url: String
+    @Argument(help: "The http:// or https:// URLs to download.")
+    var urls: [String] = []
+
+    @Option(
+        name: [.customShort("i"), .customLong("input-file")],
+        help: "Download the URLs in this file too, one per line (# comments and blank lines skipped; - reads stdin), as aria2c and wget.")
+    var inputFile: String?
+
+    @Option(name: [.customShort("j"), .customLong("max-downloads")], help: "With several URLs: how many download at once (1-64).")
+    var maxDownloads = 5
+
+    /// The one URL of a single download.
+    var url: String { urls[0] }
 
     @Option(name: .shortAndLong, help: "Write to this path; - (or /dev/stdout): to standard output, in order, as curl does.")
     var output: String?
@@ -155,6 +166,12 @@ struct GetCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
+        if urls.isEmpty, inputFile == nil { throw ValidationError("give a URL to download, or -i FILE") }
+        if urls.count > 1 || inputFile != nil {
+            if output != nil { throw ValidationError("-o takes one URL; use -d for several") }
+            if listFormats { throw ValidationError("-F takes one URL") }
+        }
+        if !(1...64).contains(maxDownloads) { throw ValidationError("--max-downloads must be between 1 and 64") }
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
         if let output, Self.namesStandardOutput(output), json {
             throw ValidationError("--json prints on standard output, where -o \(output) writes the file")
@@ -226,6 +243,7 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if urls.count > 1 || inputFile != nil { return try await runSeveral() }
         if listFormats {
             var info = try InfoCommand.parse([url] + (json ? ["--json"] : []))
             return try await info.run()

@@ -91,6 +91,25 @@ import Testing
         #expect(run.standardError.contains("127.0.0.1"), "\(run.standardError)")
     }
 
+    /// As aria2c's `URL URL…` and `-i FILE`: every file right, at most `-j` at once, a failure named and counted.
+    @Test func severalURLsAndAnInputFileAreAllFetched() async throws {
+        try await withOrigin { origin, directory in
+            let files = (0..<4).map { randomBytes(1 << 20, seed: UInt64(46 + $0)) }
+            for (index, bytes) in files.enumerated() { origin.publish("/f\(index).bin", bytes) }
+            let list = directory + "/list.txt"
+            let lines = ["# the rest", "", origin.url("/f2.bin"), "  " + origin.url("/f3.bin"), origin.url("/missing.bin")]
+            try lines.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+            let out = directory + "/out"
+            let result = try await vfetch(["get", origin.url("/f0.bin"), origin.url("/f1.bin"), "-i", list, "-d", out, "-j", "2"])
+            #expect(result.status == 5, "\(result.standardError)")
+            #expect(result.standardError.contains("1 of 5 downloads failed"), "\(result.standardError)")
+            #expect(result.standardError.contains("missing.bin"), "\(result.standardError)")
+            for (index, bytes) in files.enumerated() { #expect(try sha256(file: out + "/f\(index).bin") == sha256(bytes)) }
+            let refused = try await vfetch(["get", origin.url("/f0.bin"), origin.url("/f1.bin"), "-o", out + "/one.bin"])
+            #expect(refused.status == 64, "\(refused)")
+        }
+    }
+
     /// As aria2c and wget: `-d` makes the directory; an output that cannot be written is named, not its `.part`.
     @Test func dashDMakesItsDirectoryAndErrorsNameTheOutput() async throws {
         try await withOrigin { origin, directory in
