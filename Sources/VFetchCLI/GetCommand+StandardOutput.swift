@@ -12,7 +12,7 @@ extension GetCommand {
     /// `-o -` and `-o /dev/stdout`, as curl: the file goes to standard output (`| mpv -`).
     static func namesStandardOutput(_ path: String) -> Bool { path == "-" || path == "/dev/stdout" }
 
-    /// `get -o -`: the connections fetch the file in parallel and in playback order (`--stream`) into a
+    /// `get -o -`: the connections fetch the file in parallel and in playback order (`--playback-order`) into a
     /// private temporary directory, from which its contiguous head is copied to standard output as it
     /// grows; the directory is removed at the end, whatever the end. Messages go to stderr only.
     func runToStandardOutput(reporter: any ProgressReporter) async throws {
@@ -25,7 +25,7 @@ extension GetCommand {
         // A reader that quits (`| head`) is a failed write, said and cleaned up, not a silent death.
         signal(SIGPIPE, SIG_IGN)
         var options = downloadOptions
-        options.stream = true
+        options.playbackOrder = true
         options.privateOutput = true
         // Nothing is resumed from a pipe: no manifest worth syncing.
         options.checkpointInterval = .infinity

@@ -120,8 +120,10 @@ struct GetCommand: AsyncParsableCommand {
         help: "Save resume state at least every this many seconds (and every 8 MiB received); 0: only when stopping.")
     var checkpointInterval = DownloadOptions().checkpointInterval
 
-    @Flag(help: "Playback first: head and tail at once, then in order, so a player can start early.")
-    var stream = false
+    @Flag(
+        name: [.customLong("playback-order"), .customLong("stream")],
+        help: "Playback first: head and tail at once, then in order, so a player can start early (--stream: its old name).")
+    var playbackOrder = false
 
     @Flag(
         name: .customLong("continue"),
@@ -221,7 +223,7 @@ struct GetCommand: AsyncParsableCommand {
         options.existingOutput = noClobber ? .keep : autoRename ? .rename : .refuse
         options.restart = restart
         options.continuePartialFile = continuePartialFile
-        options.stream = stream
+        options.playbackOrder = playbackOrder
         if checkpointInterval <= 0 {
             options.checkpointInterval = .infinity
             options.checkpointBytes = .max
@@ -259,7 +261,7 @@ struct GetCommand: AsyncParsableCommand {
         if let output, Self.namesStandardOutput(output) { return try await runToStandardOutput(reporter: makeReporter(playable: nil)) }
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)
-        let playable = stream && !quiet ? PlayableTracker() : nil
+        let playable = playbackOrder && !quiet ? PlayableTracker() : nil
         let reporter = makeReporter(playable: playable)
         Interrupts.onInterrupt { download.cancel() }
         defer { Interrupts.onInterrupt(nil) }

@@ -3,7 +3,7 @@ import VFetchCore
 import VFetchEngine
 import VFetchMedia
 
-/// For `get --stream`: probes the part file about once a second, so progress can say how far a
+/// For `get --playback-order`: probes the part file about once a second, so progress can say how far a
 /// player could already play from the start.
 final class PlayableTracker: Sendable {
     private struct State {

@@ -2,7 +2,7 @@
 /// bytes of the file are present: an MP4's `moov` (first, or after `mdat`), a fragmented MP4's
 /// `sidx` or `mfra`, a Matroska or WebM file's `Cues` (where its `SeekHead` points).
 ///
-/// Playback fetches that range first, exactly (`vfetch get --stream`, `vfetch serve`): the head
+/// Playback fetches that range first, exactly (`vfetch get --playback-order`, `vfetch serve`): the head
 /// says where it is, so one small request gets it, wherever it lies.
 package enum ContainerIndex {
     package enum Location: Equatable, Sendable {

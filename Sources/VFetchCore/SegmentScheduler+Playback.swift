@@ -32,7 +32,7 @@ extension SegmentScheduler {
         }
 
         /// The ranges playback wants next: `lookahead` bytes from each reader's position, or without
-        /// readers from `firstMissing` (`--stream`), and the pinned ranges.
+        /// readers from `firstMissing` (`--playback-order`), and the pinned ranges.
         package func windows(firstMissing: Int64?, total: Int64?) -> [Range<Int64>] {
             let end = total ?? .max
             // A reader's position may lie past the end (it asked for another version of the file).

@@ -128,7 +128,7 @@ package struct SegmentScheduler: Sendable {
         total == nil ? finishedUnknownLength : segments.isEmpty
     }
 
-    /// Makes a transfer that already asked for the bytes from `offset` to the end of the file (`--stream`'s
+    /// Makes a transfer that already asked for the bytes from `offset` to the end of the file (`--playback-order`'s
     /// tail, asked for before the length was known) the holder of them; nil when they are taken or done.
     package mutating func adopt(from offset: Int64, now: Double) -> TransferID? {
         guard let total, offset < total,

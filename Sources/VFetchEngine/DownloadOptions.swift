@@ -57,7 +57,7 @@ public struct DownloadOptions: Sendable, Equatable {
     public var privateOutput = false
     /// Playback first: head and tail at once, then the file in order with a lookahead window, so a
     /// player can start early; the other connections fill the rest.
-    public var stream = false
+    public var playbackOrder = false
     /// Stop with `DownloadError.segmentedStream` when the URL answers with an HLS playlist or a DASH
     /// manifest (`vfetch get` then fetches the stream); otherwise the playlist is downloaded as a file.
     public var detectsStreams = false

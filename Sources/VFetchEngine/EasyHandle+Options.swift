@@ -31,7 +31,7 @@ extension EasyHandle {
 
     /// HTTP/2 where an https server offers it, or HTTP/1.1. Over https a request for HTTP/2 waits for a
     /// connection being set up to say whether it multiplexes, rather than open one more beside it (the
-    /// probe and the tail of `--stream` start together). The corresponding libcurl options are
+    /// probe and the tail of `--playback-order` start together). The corresponding libcurl options are
     /// `CURLOPT_HTTP_VERSION` and `CURLOPT_PIPEWAIT`.
     func useHTTP2(_ http2: Bool, url: String) throws {
         try set(CURLOPT_HTTP_VERSION, Int(http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1))

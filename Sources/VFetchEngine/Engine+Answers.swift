@@ -82,7 +82,7 @@ extension Engine {
         if options.httpVersion == .automatic, transfer.easy.info(CURLINFO_HTTP_VERSION) == Int(CURL_HTTP_VERSION_2_0) {
             protocolTrial = ProtocolTrial(now: now)
         }
-        if options.stream, found.acceptsRanges, let length = found.length { planPlayback(length: length) }
+        if options.playbackOrder, found.acceptsRanges, let length = found.length { planPlayback(length: length) }
         events.yield(
             .started(
                 RemoteInfo(

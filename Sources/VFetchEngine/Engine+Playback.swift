@@ -1,6 +1,6 @@
 import VFetchCore
 
-// `--stream`: the tail at once, the container's index as soon as the head says where it is, then playback order.
+// `--playback-order`: the tail at once, the container's index as soon as the head says where it is, then playback order.
 extension Engine {
     /// Playback first: the tail now (an MP4 `moov` at the end costs no extra round trip), then the file in order.
     func planPlayback(length: Int64) {
@@ -21,9 +21,9 @@ extension Engine {
     }
 
     /// Whether to ask for the tail at t=0, beside the probe, before the length is known: for playback
-    /// (`--stream`, a player cache entry that prefetches), unless an earlier run saved bytes to reuse.
+    /// (`--playback-order`, a player cache entry that prefetches), unless an earlier run saved bytes to reuse.
     var wantsTailAtOnce: Bool {
-        guard demand.map({ $0.prefetch != .none }) ?? options.stream, options.connections > 1 else { return false }
+        guard demand.map({ $0.prefetch != .none }) ?? options.playbackOrder, options.connections > 1 else { return false }
         if case .file(let path) = destination, !options.restart, FileSystem.exists(SideFiles(output: path).manifest) { return false }
         return true
     }
@@ -61,7 +61,7 @@ extension Engine {
     /// that range is fetched next, exactly, and its header first when only a pointer to it is known.
     /// An index that cannot be right leaves the playback order alone, with a notice.
     func locateIndex() {
-        guard options.stream, !indexSettled, let file, let length = remote?.length,
+        guard options.playbackOrder, !indexSettled, let file, let length = remote?.length,
             file.bytesWritten != indexCheckedAt
         else { return }
         indexCheckedAt = file.bytesWritten
@@ -85,7 +85,7 @@ extension Engine {
         }
     }
 
-    /// How much of the end of the file `--stream` fetches at once: what a throttled origin sends in its
+    /// How much of the end of the file `--playback-order` fetches at once: what a throttled origin sends in its
     /// first write (nginx's `limit_rate` sends a second's worth at once), so an index at the very end comes
     /// with the head; a larger index is asked for exactly once the head says where it starts.
     static let playbackTail: Int64 = 512 << 10

@@ -21,7 +21,7 @@ extension Engine {
         awaitedOffsets.removeAll { file?.written.contains($0) != false }
         for offset in awaitedOffsets { self.scheduler?.hurry(offset, now: now) }
         let awaitedArrived = awaitedOffsets.contains { scheduler.completed.contains($0) }
-        if options.stream, awaitedArrived || now - lastReaderFlush >= Self.readerFlushInterval {
+        if options.playbackOrder, awaitedArrived || now - lastReaderFlush >= Self.readerFlushInterval {
             lastReaderFlush = now
             do { try flushWriteBuffers() } catch { fatal = fatal ?? error }
         }

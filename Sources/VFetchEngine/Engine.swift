@@ -44,7 +44,7 @@ final class Engine {
     var requestURL: String { didSet { requestHost = HostConnections.host(of: requestURL) } }
     /// The host of `requestURL`, whose budget the download's segments count against.
     private(set) var requestHost: String
-    /// The first request while it runs, and `--stream`'s request for the end of the file sent beside it.
+    /// The first request while it runs, and `--playback-order`'s request for the end of the file sent beside it.
     var probe: Transfer?
     var tail: Transfer?
     var fatal: DownloadError?
@@ -186,7 +186,7 @@ final class Engine {
         if controller.oneConnectionIsFast, self.controller?.oneConnectionIsFast == false { self.scheduler?.requestWholeSegments() }
         self.controller = controller
         guard transfers.count > limit else { return }
-        // The controller weighs connections for bulk throughput; `--stream`'s tail is not one of them.
+        // The controller weighs connections for bulk throughput; `--playback-order`'s tail is not one of them.
         let bulk = transfers.filter { $0 !== tail && $0.transferID != nil }
         guard bulk.count > limit else { return }
         let transfers = bulk.compactMap { transfer in transfer.transferID.map { (id: $0, answered: transfer.accepted) } }

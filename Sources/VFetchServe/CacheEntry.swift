@@ -226,7 +226,7 @@ final class CacheEntry: Sendable {
 
     private func start(_ fetch: StateMachine<Opener, Waiter>.FetchStart, _ locked: inout Locked) {
         var options = options
-        options.stream = true  // head and tail first, then the MP4 index
+        options.playbackOrder = true  // head and tail first, then the MP4 index
         options.overwrite = true
         options.publicAddressesOnly = options.publicAddressesOnly || fetch.publicOnly
         let version = fetch.version

@@ -201,7 +201,7 @@ import Testing
             let output = directory + "/clip.mp4"
             // --stream fetches the moov at once and then plays forward: stop it as soon as `info`
             // sees something playable (at 512 KiB/s the whole file would take 6 s).
-            let partial = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--stream", "-c", "4"]) {
+            let partial = try await vfetch(["get", origin.url("/clip.mp4"), "-o", output, "--playback-order", "-c", "4"]) {
                 guard FileManager.default.fileExists(atPath: output + ".vfetch") else { return false }
                 let probe = runBlocking(vfetchBinary, ["info", output, "--json"])
                 let report = try? JSONSerialization.jsonObject(with: Data(probe.standardOutput.utf8)) as? [String: Any]
