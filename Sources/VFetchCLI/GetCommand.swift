@@ -45,29 +45,7 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: [.customShort("c"), .long], help: "Parallel connections at most (1-256).")
     var connections = DownloadOptions().connections
 
-    @Option(name: [.customShort("H"), .long], help: "Extra request header 'Name: value' (repeatable).")
-    var header: [String] = []
-
-    @Option(name: .customLong("user-agent"), help: "User-Agent header.")
-    var userAgent: String?
-
-    @Option(help: "Referer header.")
-    var referer: String?
-
-    @Option(help: "Send cookies from this Netscape-format cookie file.")
-    var cookie: String?
-
-    @Option(help: "USER:PASSWORD for HTTP authentication.")
-    var user: String?
-
-    @Option(help: "Proxy URL (otherwise http_proxy, https_proxy, all_proxy, no_proxy apply).")
-    var proxy: String?
-
-    @Flag(name: [.customShort("k"), .long], help: "Do not verify TLS certificates.")
-    var insecure = false
-
-    @Option(help: "PEM file of CA certificates to trust.")
-    var cacert: String?
+    @OptionGroup var request: RequestOptions
 
     @Option(name: .customLong("max-speed"), help: "Overall speed limit in bytes per second (K, M, G suffixes).")
     var maxSpeed: ByteCount?
@@ -187,9 +165,6 @@ struct GetCommand: AsyncParsableCommand {
         if let checksum, sha256Digest(fromChecksum: checksum) == nil {
             throw ValidationError("--checksum must be sha256= followed by 64 hex digits")
         }
-        try RequestHeader.validate(header)
-        try RequestHeader.validate(userAgent, option: "user-agent")
-        try RequestHeader.validate(referer, option: "referer")
         try validateMaxRetryWait(maxRetryWait)
         if let duration, !(duration > 0 && duration <= 7 * 86400) {
             throw ValidationError("--duration must be between 0 and 604800 seconds")
@@ -202,14 +177,7 @@ struct GetCommand: AsyncParsableCommand {
     var downloadOptions: DownloadOptions {
         var options = DownloadOptions()
         options.connections = connections
-        options.headers = header
-        if let userAgent { options.userAgent = userAgent }
-        options.referer = referer
-        options.cookieFile = cookie
-        options.credentials = user
-        options.proxy = proxy
-        options.insecure = insecure
-        options.caCertificates = cacert
+        request.apply(to: &options)
         options.maxBytesPerSecond = maxSpeed?.bytes
         options.httpVersion = http11 ? .http1_1 : http2 ? .http2 : .automatic
         options.sha256 = checksum.flatMap(sha256Digest(fromChecksum:))
@@ -247,7 +215,8 @@ struct GetCommand: AsyncParsableCommand {
     func run() async throws {
         if urls.count > 1 || inputFile != nil { return try await runSeveral() }
         if listFormats {
-            var info = try InfoCommand.parse([url] + (json ? ["--json"] : []))
+            var info = InfoCommand()
+            (info.target, info.json, info.request) = (url, json, request)
             return try await info.run()
         }
         // As aria2c and wget: `-d` makes its directory, and those above it; `-o` with --create-dirs, as curl.

@@ -20,6 +20,15 @@ struct InfoCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    @OptionGroup var request: RequestOptions
+
+    /// How a URL's requests go out.
+    var options: DownloadOptions {
+        var options = DownloadOptions()
+        request.apply(to: &options)
+        return options
+    }
+
     func run() async throws {
         let report: MediaReport
         let lower = target.lowercased()
@@ -42,7 +51,7 @@ struct InfoCommand: AsyncParsableCommand {
         }
         do {
             report =
-                isURL ? try await MediaInspector.inspect(url: target) : try await MediaInspector.inspect(path: target)
+                isURL ? try await MediaInspector.inspect(url: target, options: options) : try await MediaInspector.inspect(path: target)
         } catch DownloadError.segmentedStream {
             try await showStream()
             return
@@ -81,7 +90,7 @@ struct InfoCommand: AsyncParsableCommand {
     private func showStream() async throws {
         let catalog: StreamCatalogInfo
         do {
-            catalog = try await StreamDownload.catalog(url: target)
+            catalog = try await StreamDownload.catalog(url: target, options: options)
         } catch {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)

@@ -97,9 +97,11 @@ struct StreamGetTests {
             }
             // A bare id, as yt-dlp's `-f ID`: the lowest variant's video is its source's.
             // `get -F`, as yt-dlp's: what `info` shows, and nothing downloaded.
-            let info = try await vfetch(["get", url, "-F", "--json", "-o", directory + "/listed.mp4"])
+            let asked = origin.requests.count
+            let info = try await vfetch(["get", url, "-F", "--json", "-o", directory + "/listed.mp4", "-H", "X-Listed: yes"])
             let described = try await vfetch(["info", url, "--json"])
             #expect(info.status == 0 && info.standardOutput == described.standardOutput, "\(info)")
+            #expect(origin.requests[asked].header("x-listed") == "yes", "get's request options go with -F")
             #expect(!exists(directory + "/listed.mp4") && !exists(directory + "/listed.mp4.parts"))
             let catalog = try #require(try JSONSerialization.jsonObject(with: Data(info.standardOutput.utf8)) as? [String: Any])
             let videos = try #require(catalog["tracks"] as? [[String: Any]]).filter { $0["kind"] as? String != "audio" }
