@@ -90,14 +90,8 @@ public final class Download: Sendable {
     /// of this download, once the remote file's last 64 KiB before its end are its own: another file, or
     /// a changed one, is never continued. Nil when there is no such file, or the server has no ranges.
     private func adoptPartialFile() async throws(DownloadError) -> (path: String, prefix: Int64)? {
-        let path: String
-        switch destination {
-        case .file(let file): path = file
-        case .directory(let directory):
-            // As wget names it: after the URL.
-            let name = FileName.choose(url: url, suggested: nil)
-            path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-        }
+        // As wget names it: after the URL.
+        let path = destination.path { FileName.choose(url: self.url, suggested: nil) }
         let sides = SideFiles(output: path)
         guard !FileSystem.exists(sides.part), !FileSystem.exists(sides.manifest),
             let status = try? FileSystem.status(at: path), status.kind == .regular, status.size > 0
@@ -130,14 +124,7 @@ public final class Download: Sendable {
     }
 
     /// Where a stream's remuxed file goes: the destination's path, or a name from the playlist's URL.
-    var streamOutput: String {
-        switch destination {
-        case .file(let path): return path
-        case .directory(let directory):
-            let name = FileName.forStream(url: url)
-            return directory.hasSuffix("/") ? directory + name : directory + "/" + name
-        }
-    }
+    var streamOutput: String { destination.path { FileName.forStream(url: url) } }
 
     /// Fetches the stream's segments into the output's parts folder, then remuxes them into the output.
     private func runStream() async throws(DownloadError) -> DownloadSummary {

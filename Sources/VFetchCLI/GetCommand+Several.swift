@@ -12,16 +12,8 @@ extension GetCommand {
     func runSeveral() async throws {
         var all = urls
         if let inputFile { all += try Self.urls(inFile: inputFile) }
-        for url in all where !isFetchableURL(url) {
-            writeStandardError("vfetch: bad URL: \(redactedURL(url))\n")
-            throw ExitCode(ExitStatus.badURL.rawValue)
-        }
-        if let directory {
-            do throws(Errno) { try FileSystem.makeDirectories(directory) } catch {
-                writeStandardError("vfetch: cannot create directory \(directory): \(error)\n")
-                throw ExitCode(ExitStatus.outputNotWritable.rawValue)
-            }
-        }
+        try requireFetchable(all)
+        if let directory { try makeDirectories(directory) }
         let running = Mutex<[Download]>([])
         Interrupts.onInterrupt { for download in running.withLock({ $0 }) { download.cancel() } }
         defer { Interrupts.onInterrupt(nil) }

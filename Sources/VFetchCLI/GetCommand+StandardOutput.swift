@@ -165,36 +165,24 @@ final class StandardOutputCopy: Sendable {
                 continue
             }
             // The side file until it is complete, then the same file under its final name.
-            if descriptor < 0 { descriptor = open(path + ".part", O_RDONLY | O_CLOEXEC) }
+            if descriptor < 0 { descriptor = open(SideFiles(output: path).part, O_RDONLY | O_CLOEXEC) }
             if descriptor < 0 { descriptor = open(path, O_RDONLY | O_CLOEXEC) }
             guard descriptor >= 0 else { return Errno(rawValue: errno) }
             let wanted = complete ? buffer.count : Int(min(Int64(buffer.count), head - copied))
-            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(copied)) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return Errno(rawValue: errno)
+            let (fd, offset) = (descriptor, copied)
+            let moved = buffer.withUnsafeMutableBytes { buffer in
+                Result { () throws(Errno) -> Int in
+                    let count = try FileSystem.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]), at: offset)
+                    try FileSystem.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]), to: STDOUT_FILENO)
+                    return count
+                }
             }
-            if count == 0 {
-                if complete { return nil }  // all of it written
-                continue
+            switch moved {
+            case .failure(let error): return error
+            case .success(0): if complete { return nil }  // all of it written
+            case .success(let count): copied += Int64(count)
             }
-            if let failure = Self.writeAll(buffer[..<count]) { return failure }
-            copied += Int64(count)
         }
-    }
-
-    /// Writes all of `bytes` to standard output, through short writes and signals.
-    private static func writeAll(_ bytes: ArraySlice<UInt8>) -> Errno? {
-        var offset = bytes.startIndex
-        while offset < bytes.endIndex {
-            let written = bytes[offset...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return Errno(rawValue: errno)
-            }
-            offset += written
-        }
-        return nil
     }
 
     /// Removes the temporary directory and what the download left in it.

@@ -169,9 +169,7 @@ struct GetCommand: AsyncParsableCommand {
         if let duration, !(duration > 0 && duration <= 7 * 86400) {
             throw ValidationError("--duration must be between 0 and 604800 seconds")
         }
-        if let format {
-            do { _ = try TrackSelection(format) } catch { throw ValidationError(error.description) }
-        }
+        try TrackSelection.validate(format)
     }
 
     var downloadOptions: DownloadOptions {
@@ -221,12 +219,7 @@ struct GetCommand: AsyncParsableCommand {
         }
         // As aria2c and wget: `-d` makes its directory, and those above it; `-o` with --create-dirs, as curl.
         let parent = output.flatMap { createDirectories && $0.contains("/") ? String($0[..<$0.lastIndex(of: "/")!]) : nil }
-        if let made = directory ?? parent, !made.isEmpty {
-            do throws(Errno) { try FileSystem.makeDirectories(made) } catch {
-                writeStandardError("vfetch: cannot create directory \(made): \(error)\n")
-                throw ExitCode(ExitStatus.outputNotWritable.rawValue)
-            }
-        }
+        if let made = directory ?? parent, !made.isEmpty { try makeDirectories(made) }
         if let output, Self.namesStandardOutput(output) { return try await runToStandardOutput(reporter: makeReporter(playable: nil)) }
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)

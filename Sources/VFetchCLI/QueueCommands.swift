@@ -91,9 +91,7 @@ struct AddCommand: ParsableCommand {
     @OptionGroup var target: ServerLocation
 
     func validate() throws {
-        if let format {
-            do { _ = try TrackSelection(format) } catch { throw ValidationError(error.description) }
-        }
+        try TrackSelection.validate(format)
         if output != nil, urls.count > 1 { throw ValidationError("-o takes one URL; use -d for several") }
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
         if let connections, !(1...256).contains(connections) {
@@ -106,12 +104,7 @@ struct AddCommand: ParsableCommand {
     }
 
     func run() throws {
-        for url in urls {
-            guard isFetchableURL(url) else {
-                writeStandardError("vfetch: bad URL: \(redactedURL(url))\n")
-                throw ExitCode(ExitStatus.badURL.rawValue)
-            }
-        }
+        try requireFetchable(urls)
         if target.server == nil, target.location.runningServer() == nil {
             let directory = target.location.cacheDirectory
             guard let url = try PlayCommand.startServer(location: target.location, port: 0) else {

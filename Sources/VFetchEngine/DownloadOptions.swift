@@ -104,4 +104,12 @@ public enum Destination: Sendable, Equatable {
     case file(String)
     /// This directory, under the name the server or the URL gives.
     case directory(String)
+
+    /// The output's path: the file's, or `name` (asked for only then) in the directory.
+    package func path(naming name: () -> String) -> String {
+        switch self {
+        case .file(let path): path
+        case .directory(let directory): directory.hasSuffix("/") ? directory + name() : directory + "/" + name()
+        }
+    }
 }

@@ -5,13 +5,7 @@ import VFetchCore
 extension Engine {
     /// Names, locks and sizes the side file; returns the bytes an earlier run saved that may be reused.
     func openOutput(for remote: RemoteFile) throws(DownloadError) -> ByteRangeSet {
-        switch destination {
-        case .file(let path):
-            outputPath = path
-        case .directory(let directory):
-            let name = FileName.choose(url: url, suggested: remote.suggestedName)
-            outputPath = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-        }
+        outputPath = destination.path { FileName.choose(url: url, suggested: remote.suggestedName) }
         // A device, FIFO, directory or link is never replaced, nor a link beside it written through.
         // (`OutputFile` refuses the same at `NAME.part`.)
         for path in [outputPath, manifestPath] { try OutputFile.refuseIrregular(path) }
