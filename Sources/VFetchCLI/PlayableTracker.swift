@@ -30,16 +30,19 @@ final class PlayableTracker: Sendable {
         }
     }
 
-    /// Probes until cancelled.
+    /// Probes until cancelled: every quarter second until the first answer (the index usually comes first,
+    /// and a short download must not end before it is told), then once a second.
     func run() async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            let (path, length, saved) = state.withLock { ($0.path, $0.length, $0.saved) }
-            guard let path, let length, !saved.isEmpty else { continue }
+            let (path, length, saved, known) = state.withLock { ($0.path, $0.length, $0.saved, $0.playableTo != nil) }
             // Before the index is there nothing plays; a probe that fails just leaves the last answer.
-            guard let (_, playable) = try? await probeMedia(path: path, length: length, present: saved) else { continue }
-            let fromStart = playable.first { $0.lowerBound < 0.5 }?.upperBound
-            state.withLock { $0.playableTo = fromStart }
+            if let path, let length, !saved.isEmpty,
+                let (_, playable) = try? await probeMedia(path: path, length: length, present: saved)
+            {
+                let fromStart = playable.first { $0.lowerBound < 0.5 }?.upperBound
+                state.withLock { $0.playableTo = fromStart }
+            }
+            try? await Task.sleep(for: known ? .seconds(1) : .milliseconds(250))
         }
     }
 }

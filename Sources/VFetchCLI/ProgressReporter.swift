@@ -94,6 +94,7 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
     // Only the single task that drains `Download.events` calls `report`.
     private var lastLine = 0.0
     private var lastStreamLine = 0.0
+    private var toldPlayable = false
     private let playable: PlayableTracker?
 
     init(playable: PlayableTracker? = nil) { self.playable = playable }
@@ -105,10 +106,13 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
         case .notice(let message):
             writeStandardError("vfetch: \(redactingCredentials(in: message))\n")
         case .progress(let progress):
-            guard progress.seconds - lastLine >= 2 else { return }
-            lastLine = progress.seconds
-            writeStandardError(
-                "vfetch: " + Format.progressLine(progress, mapWidth: 0, playableTo: playable?.playableTo) + "\n")
+            // A line every 2 s, and one at once when playback first becomes possible: the moment a user
+            // of --playback-order waits for.
+            let playableTo = playable?.playableTo
+            let firstPlayable = playableTo != nil && !toldPlayable
+            guard progress.seconds - lastLine >= 2 || firstPlayable else { return }
+            (lastLine, toldPlayable) = (progress.seconds, toldPlayable || playableTo != nil)
+            writeStandardError("vfetch: " + Format.progressLine(progress, mapWidth: 0, playableTo: playableTo) + "\n")
         case .finished(let summary):
             writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
         case .streamProgress(let progress):

@@ -335,7 +335,7 @@ import Testing
         let path = try #require(await Self.moovAtEnd.file(), "ffmpeg could not make the fixture")
         try await withOrigin { origin, directory in
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            // 2 connections at 512 KiB/s: about 3 s, so the plain progress line (every 2 s) comes once at least.
+            // 2 connections at 512 KiB/s: about 3 s. The index comes first, and a line says so when it plays.
             origin.publish("/clip.mp4", bytes, behavior: throttled(512 << 10))
             let run = try await vfetch(["get", origin.url("/clip.mp4"), "-o", directory + "/clip.mp4", "--stream", "-c", "2"])
             #expect(run.status == 0, "stderr: \(run.standardError)")
