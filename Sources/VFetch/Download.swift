@@ -173,14 +173,25 @@ public final class Download: Sendable {
         if cancelled { part.cancel() }
         let continuation = continuation
         let unusedFormat = options.format.map { "--format \($0) is for HLS and DASH streams; this is a plain file, saved whole" }
+        let playable = options.playbackOrder && { if case .file = part { true } else { false } }() ? PlayableTracker() : nil
+        let probing = Task { await playable?.run() }
         let relay = Task {
             // The file part's `finished` is this download's; a stream's comes after the remux.
             for await event in events {
-                continuation.yield(event)
+                playable?.observe(event)
+                if case .progress(var progress) = event, let playable {
+                    progress.playableTo = playable.playableTo
+                    continuation.yield(.progress(progress))
+                } else {
+                    continuation.yield(event)
+                }
                 if case .started = event, case .file = part, let unusedFormat { continuation.yield(.notice(unusedFormat)) }
             }
         }
-        defer { running.withLock { $0.part = nil } }
+        defer {
+            probing.cancel()
+            running.withLock { $0.part = nil }
+        }
         do {
             let summary = try await body()
             await relay.value

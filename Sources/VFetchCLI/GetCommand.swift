@@ -204,10 +204,10 @@ struct GetCommand: AsyncParsableCommand {
         return options
     }
 
-    func makeReporter(playable: PlayableTracker?) -> any ProgressReporter {
-        if json { return JSONReporter(playable: playable) }
+    func makeReporter() -> any ProgressReporter {
+        if json { return JSONReporter() }
         if quiet { return SilentReporter() }
-        return isatty(2) == 1 ? TerminalReporter(playable: playable) : LineReporter(playable: playable)
+        return isatty(2) == 1 ? TerminalReporter() : LineReporter()
     }
 
     func run() async throws {
@@ -220,19 +220,15 @@ struct GetCommand: AsyncParsableCommand {
         // As aria2c and wget: `-d` makes its directory, and those above it; `-o` with --create-dirs, as curl.
         let parent = output.flatMap { createDirectories && $0.contains("/") ? String($0[..<$0.lastIndex(of: "/")!]) : nil }
         if let made = directory ?? parent, !made.isEmpty { try makeDirectories(made) }
-        if let output, Self.namesStandardOutput(output) { return try await runToStandardOutput(reporter: makeReporter(playable: nil)) }
+        if let output, Self.namesStandardOutput(output) { return try await runToStandardOutput(reporter: makeReporter()) }
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
         let download = Download(url: url, to: destination, options: downloadOptions)
-        let playable = playbackOrder && !quiet ? PlayableTracker() : nil
-        let reporter = makeReporter(playable: playable)
+        let reporter = makeReporter()
         Interrupts.onInterrupt { download.cancel() }
         defer { Interrupts.onInterrupt(nil) }
-        let probing = Task { await playable?.run() }
-        defer { probing.cancel() }
         let printing = Task {
             var output: String?
             for await event in download.events {
-                playable?.observe(event)
                 reporter.report(event)
                 if case .started(let info) = event { output = info.outputPath }
             }

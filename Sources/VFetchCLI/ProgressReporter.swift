@@ -38,10 +38,6 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
     /// Stream progress carries no clock of its own; this one is the wall clock.
     private var lastStreamDraw = 0.0
     private var drew = false
-    private let playable: PlayableTracker?
-
-    init(playable: PlayableTracker? = nil) { self.playable = playable }
-
     func report(_ event: DownloadEvent) {
         switch event {
         case .started(let info):
@@ -53,7 +49,7 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
             guard progress.seconds - lastDraw >= 0.1 else { return }
             lastDraw = progress.seconds
             drew = true
-            let line = Format.progressLine(progress, mapWidth: 24, playableTo: playable?.playableTo, columns: Self.columns() - 1)
+            let line = Format.progressLine(progress, mapWidth: 24, columns: Self.columns() - 1)
             writeStandardError("\r\u{1B}[K" + line)
         case .finished(let summary):
             clearLine()
@@ -95,10 +91,6 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
     private var lastLine = 0.0
     private var lastStreamLine = 0.0
     private var toldPlayable = false
-    private let playable: PlayableTracker?
-
-    init(playable: PlayableTracker? = nil) { self.playable = playable }
-
     func report(_ event: DownloadEvent) {
         switch event {
         case .started(let info):
@@ -108,11 +100,11 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
         case .progress(let progress):
             // A line every 2 s, and one at once when playback first becomes possible: the moment a user
             // of --playback-order waits for.
-            let playableTo = playable?.playableTo
+            let playableTo = progress.playableTo
             let firstPlayable = playableTo != nil && !toldPlayable
             guard progress.seconds - lastLine >= 2 || firstPlayable else { return }
             (lastLine, toldPlayable) = (progress.seconds, toldPlayable || playableTo != nil)
-            writeStandardError("vfetch: " + Format.progressLine(progress, mapWidth: 0, playableTo: playableTo) + "\n")
+            writeStandardError("vfetch: " + Format.progressLine(progress, mapWidth: 0) + "\n")
         case .finished(let summary):
             writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
         case .streamProgress(let progress):
@@ -124,50 +116,12 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
     }
 }
 
-/// `--json`: one JSON object per line on stdout; notices go to stderr as well, where people look for them.
+/// `--json`: one JSON object per line on stdout, the events' own `Codable` shapes (credentials masked);
+/// notices go to stderr as well, where people look for them.
 struct JSONReporter: ProgressReporter {
-    var playable: PlayableTracker?
-
     func report(_ event: DownloadEvent) {
-        switch event {
-        case .started(let info):
-            printJSONLine([
-                "event": "started", "url": redactedURL(info.url), "final_url": redactedURL(info.finalURL), "length": info.length as Any,
-                "accepts_ranges": info.acceptsRanges, "etag": info.etag as Any, "last_modified": info.lastModified as Any,
-                "content_type": info.contentType as Any, "path": info.outputPath, "resumed_bytes": info.resumedBytes,
-            ])
-        case .notice(let message):
-            writeStandardError("vfetch: \(redactingCredentials(in: message))\n")
-            printJSONLine(["event": "notice", "message": redactingCredentials(in: message)])
-        case .progress(let progress):
-            printJSONLine([
-                "event": "progress", "bytes": progress.bytesDone, "total": progress.totalBytes as Any,
-                "bytes_per_second": progress.bytesPerSecond.rounded(), "connections": progress.activeConnections,
-                "seconds": (progress.seconds * 1000).rounded() / 1000,
-                "playable_to": playable?.playableTo as Any,
-            ])
-        case .finished(let summary) where summary.stream != nil:
-            let stream = summary.stream!
-            printJSONLine([
-                "event": "done", "path": summary.path, "bytes": summary.bytes, "segments": stream.segments,
-                "resumed_segments": stream.resumedSegments, "skipped": stream.skipped,
-                "media_seconds": (stream.mediaSeconds * 1000).rounded() / 1000, "seconds": (summary.seconds * 1000).rounded() / 1000,
-            ])
-        case .finished(let summary):
-            printJSONLine([
-                "event": "done", "path": summary.path, "bytes": summary.bytes,
-                "seconds": (summary.seconds * 1000).rounded() / 1000, "connections": summary.connections,
-                "peak_connections": summary.peakConnections, "retries": summary.retries, "sha256": summary.sha256 as Any,
-                "resumed_bytes": summary.resumedBytes, "duplicate_bytes": summary.duplicateBytes,
-            ])
-        case .streamProgress(let progress):
-            printJSONLine([
-                "event": "progress", "segment": progress.lastSegment as Any, "segments_done": progress.segmentsDone,
-                "segments": progress.segmentsTotal, "media_seconds": (progress.secondsDone * 1000).rounded() / 1000,
-                "media_seconds_total": (progress.secondsTotal * 1000).rounded() / 1000, "bytes": progress.bytesDone,
-                "bytes_per_second": progress.bytesPerSecond.rounded(), "connections": progress.activeConnections,
-            ])
-        }
+        if case .notice(let message) = event { writeStandardError("vfetch: \(redactingCredentials(in: message))\n") }
+        printJSONLine(event.redacted)
     }
 
     func failed(_ error: DownloadError, detail: String?) {
@@ -181,6 +135,27 @@ struct JSONReporter: ProgressReporter {
 func printJSONLine(_ object: [String: Any]) {
     guard let data = try? JSONSerialization.data(withJSONObject: object.compactNulls, options: [.sortedKeys]) else { return }
     FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+/// Prints a value as one JSON object on one line of stdout, keys sorted.
+func printJSONLine(_ value: some Encodable) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    guard let data = try? encoder.encode(value) else { return }
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+extension DownloadEvent {
+    /// The event with the credentials in its URLs and message masked, for printing.
+    var redacted: DownloadEvent {
+        switch self {
+        case .started(var info):
+            (info.url, info.finalURL) = (redactedURL(info.url), redactedURL(info.finalURL))
+            return .started(info)
+        case .notice(let message): return .notice(redactingCredentials(in: message))
+        default: return self
+        }
+    }
 }
 
 /// Human-readable figures.
@@ -198,7 +173,7 @@ enum Format {
 
     /// `41.3%  590.2 MiB / 1.4 GiB  88.1 MiB/s  ETA 0:09  32 conn  [████▓░··]`, in at most `columns`
     /// columns: the map narrows first, then the fields a glance needs least go (as curl and aria2c do).
-    static func progressLine(_ progress: DownloadProgress, mapWidth: Int, playableTo: Double? = nil, columns: Int = .max) -> String {
+    static func progressLine(_ progress: DownloadProgress, mapWidth: Int, columns: Int = .max) -> String {
         // Each field with its rank: the highest goes first.
         var fields: [(text: String, rank: Int)] = []
         if let total = progress.totalBytes, total > 0 {
@@ -212,7 +187,7 @@ enum Format {
             fields.append(("ETA " + duration(Double(total - progress.bytesDone) / progress.bytesPerSecond), 2))
         }
         fields.append(("\(progress.activeConnections) conn", 5))
-        if let playableTo { fields.append(("playable to " + duration(playableTo), 4)) }
+        if let playableTo = progress.playableTo { fields.append(("playable to " + duration(playableTo), 4)) }
         var line = fit(fields, columns: columns)
         // The map takes the room left, and is left out where that is too little to read.
         if mapWidth > 0, let total = progress.totalBytes, total > 0 {

@@ -178,8 +178,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         maintenance.cancel()
         await maintenance.value  // a save in progress ends before the last one
-        try? FileManager.default.removeItem(atPath: location.serverFile)
         await server.shutdown()
+        // Last: while server.json is there the server is not gone, and its index may still be being saved.
+        try? FileManager.default.removeItem(atPath: location.serverFile)
     }
 }
 

@@ -1,6 +1,6 @@
 /// What a running download reports, in order: `started`, any number of `progress` and `notice`, then `finished`
 /// (only when it succeeds; a failure is thrown by `Download.run()`).
-public enum DownloadEvent: Sendable {
+public enum DownloadEvent: Sendable, Equatable {
     case started(RemoteInfo)
     case progress(DownloadProgress)
     /// A one-line warning worth showing the user, such as a fallback to one connection.
@@ -63,6 +63,9 @@ public struct DownloadProgress: Sendable, Equatable {
     /// The byte ranges already in the file on disk, in file order.
     public var doneRanges: [Range<Int64>]
     public var seconds: Double
+    /// With `DownloadOptions.playbackOrder`: how many seconds a player could play from the start, once the
+    /// media's index is in.
+    public var playableTo: Double? = nil
 }
 
 /// The result of a finished download.

@@ -1,6 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
+import VFetch
 
 #if canImport(Glibc)
     import Glibc
@@ -45,6 +46,16 @@ import Testing
             #expect((done["connections"] as? Int ?? 0) >= 1)
             #expect((done["peak_connections"] as? Int ?? 0) >= 1)
             #expect(try sha256(file: directory + "/x.mp4") == sha256(bytes))
+            // The lines are the library's own events: an app reading `--json` decodes them with `import VFetch`.
+            let decoded = try run.standardOutput.split(separator: "\n").map {
+                try JSONDecoder().decode(DownloadEvent.self, from: Data($0.utf8))
+            }
+            guard case .started(let info) = decoded.first, case .finished(let summary) = decoded.last else {
+                Issue.record("\(decoded)")
+                return
+            }
+            #expect(info.outputPath == directory + "/x.mp4" && info.length == Int64(bytes.count))
+            #expect(summary.bytes == Int64(bytes.count) && summary.path == directory + "/x.mp4")
         }
     }
 

@@ -52,4 +52,33 @@ struct LibraryDownloadTests {
             #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
         }
     }
+
+    /// Every kind of event, in the shapes `vfetch get --json` prints, is read into the same event and written
+    /// back to the same text: an app can store, send and read what a download reports.
+    @Test func everyEventIsTheSameAfterJSON() throws {
+        let lines = [
+            #"{"accepts_ranges":true,"content_type":"video/mp4","etag":"\"e\"","event":"started","final_url":"http://h/b","last_modified":null,"length":null,"path":"out/a b.mp4","resumed_bytes":5,"url":"http://h/a?x=1"}"#,
+            #"{"bytes":100,"bytes_per_second":2048,"connections":4,"done_ranges":[[0,50],[70,120]],"event":"progress","playable_to":12.5,"seconds":0.125,"total":8589934592}"#,
+            #"{"bytes":0,"bytes_per_second":0,"connections":0,"done_ranges":[],"event":"progress","playable_to":null,"seconds":0,"total":null}"#,
+            #"{"bytes":4096,"bytes_per_second":1000000,"connections":6,"event":"progress","media_seconds":12,"media_seconds_total":40.5,"segment":null,"segments":10,"segments_done":3}"#,
+            #"{"event":"notice","message":"fell back to one connection"}"#,
+            #"{"bytes":8589934592,"connections":9,"duplicate_bytes":3,"event":"done","path":"out/a b.mp4","peak_connections":8,"resumed_bytes":7,"retries":2,"seconds":1.25,"sha256":"ab12"}"#,
+            #"{"bytes":9,"connections":0,"duplicate_bytes":0,"event":"done","media_seconds":47.5,"path":"s.mp4","peak_connections":0,"resumed_bytes":0,"resumed_segments":2,"retries":0,"seconds":3,"segments":12,"sha256":null,"skipped":["segment 3: 404"]}"#,
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var kinds: [String] = []
+        for line in lines {
+            let event = try JSONDecoder().decode(DownloadEvent.self, from: Data(line.utf8))
+            #expect(String(decoding: try encoder.encode(event), as: UTF8.self) == line)
+            kinds.append(String(describing: event).prefix { $0 != "(" }.description)
+        }
+        #expect(kinds == ["started", "progress", "progress", "streamProgress", "notice", "finished", "finished"])
+        for bad in [
+            #"{"event":"exploded"}"#,
+            #"{"event":"progress","bytes":1,"bytes_per_second":0,"connections":0,"seconds":0,"done_ranges":[[5,1]]}"#,
+        ] {
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(DownloadEvent.self, from: Data(bad.utf8)) }
+        }
+    }
 }

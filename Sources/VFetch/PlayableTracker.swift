@@ -3,8 +3,8 @@ import VFetchCore
 import VFetchEngine
 import VFetchMedia
 
-/// For `get --playback-order`: probes the part file about once a second, so progress can say how far a
-/// player could already play from the start.
+/// For `DownloadOptions.playbackOrder`: probes the part file about once a second, so progress can say how
+/// far a player could already play from the start.
 final class PlayableTracker: Sendable {
     private struct State {
         var path: String?
