@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "vfetch", targets: ["VFetchCLI"]),
         .executable(name: "vfetch-origin", targets: ["VFetchOrigin"]),
         .library(name: "VFetch", targets: ["VFetch"]),
+        // The player cache and the download queue inside an app (what `vfetch serve` runs).
+        .library(name: "VFetchServe", targets: ["VFetchServe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -84,7 +86,7 @@ let package = Package(
         .executableTarget(name: "VFetchOrigin", dependencies: ["TestOrigin"]),
         .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
         .testTarget(name: "VFetchStreamsTests", dependencies: ["VFetchStreams"]),
-        .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchEngine", "VFetchCore", "TestOrigin"]),
+        .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchServe", "VFetchEngine", "VFetchCore", "TestOrigin"]),
         .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin", "VFetchCore", "VFetch"]),
         .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
         // The cache entry's and the playlist's state machines and the request gate, driven directly, and the

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VFetchCore
 import VFetchEngine
+import VFetchServe
 
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -64,11 +65,9 @@ struct PlayCommand: ParsableCommand {
             writeStandardError("vfetch: cannot start vfetch serve (see \(location.cacheDirectory)/serve.log)\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
-        // Everything but unreserved characters encoded, so the URL's own `?`, `&` and `+` stay its own.
-        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-        let local = server + "/stream?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
+        let local = PlayerCacheServer.proxyURL(server: server, for: url)
         // The player gets the URL as it is; what is printed shows no password.
-        let shown = server + "/stream?url=" + redactedURL(url).addingPercentEncoding(withAllowedCharacters: unreserved)!
+        let shown = PlayerCacheServer.proxyURL(server: server, for: redactedURL(url))
         FileHandle.standardOutput.write(Data((shown + "\n").utf8))
         try checkOrigin(local)
         let process = Process()

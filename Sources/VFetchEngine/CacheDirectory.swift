@@ -30,7 +30,8 @@ package final class CacheDirectory: Sendable {
     package let path: String
     let index: Mutex<(entries: CacheIndex, dirty: Bool)>
     private let saving = Mutex(())
-    private let lockDescriptor: Int32
+    /// The open `lock` file while this process holds the directory; -1 once `unlock()`ed (or never locked).
+    private let lockDescriptor: Mutex<Int32>
 
     /// Opens (creating it if need be) and, when `exclusive`, locks the directory; `.busy` when another
     /// process holds the lock. Without the lock only reading is safe.
@@ -45,11 +46,19 @@ package final class CacheDirectory: Sendable {
                 throw .busy(path + " (a vfetch serve uses this cache; stop it first)")
             }
         }
-        lockDescriptor = fd
+        lockDescriptor = Mutex(fd)
         index = Mutex((Self.readIndex(path), false))
     }
 
-    deinit { if lockDescriptor >= 0 { FileSystem.close(lockDescriptor) } }
+    deinit { unlock() }
+
+    /// Lets another process (or a later start in this one) have the directory: after the last save.
+    package func unlock() {
+        lockDescriptor.withLock { fd in
+            if fd >= 0 { FileSystem.close(fd) }
+            fd = -1
+        }
+    }
 
     /// Makes `path` a directory only this user can enter: creates it (and missing parents) with mode
     /// 0700, tightens one of this user's that group or others may enter, and refuses one that belongs

@@ -1,0 +1,95 @@
+import Foundation
+import VFetchCore
+import VFetchEngine
+
+/// The player cache inside an app, as `vfetch serve` runs it: an HTTP server on loopback that a player reads
+/// a URL through while the cache downloads it (the bytes the player waits for first), keeping what it fetched
+/// for the next play.
+///
+/// ```swift
+/// let cache = try await PlayerCacheServer.start(directory: cachePath)
+/// player.open(cache.proxyURL(for: "https://example.com/movie.mp4"))
+/// …
+/// await cache.stop()
+/// ```
+///
+/// One process holds a cache directory at a time: a second `start` on it (or a `vfetch serve` there) fails
+/// with `DownloadError.busy`; a port that cannot be listened on, with ``CannotListen``.
+public final class PlayerCacheServer: Sendable {
+    /// What the cache holds for one URL.
+    public struct Entry: Sendable, Equatable, Codable {
+        public var url: String
+        /// Bytes in all, when the origin said.
+        public var length: Int64?
+        /// Bytes saved so far.
+        public var bytesCached: Int64
+        /// When a player last read it, in seconds since 1970.
+        public var lastAccess: Double
+    }
+
+    /// "http://127.0.0.1:PORT".
+    public let baseURL: String
+    private let server: CacheServer
+    private let directory: CacheDirectory
+
+    private init(server: CacheServer, directory: CacheDirectory) {
+        self.server = server
+        self.directory = directory
+        baseURL = server.baseURL
+    }
+
+    /// Opens (or makes, mode 0700) the cache directory and listens on 127.0.0.1:`port` (0: a free port).
+    /// - Parameters:
+    ///   - maxCacheSize: bytes kept on disk; the least recently read entries go first.
+    ///   - options: how the cache's requests go out (headers, connections, a proxy …).
+    public static func start(
+        directory path: String, maxCacheSize: Int64 = 10 << 30, port: Int = 0, options: DownloadOptions = DownloadOptions()
+    ) async throws -> PlayerCacheServer {
+        let directory = try CacheDirectory(path: path)
+        let token = try directory.accessToken()
+        var settings = PlayerCache.Settings()
+        settings.maxBytes = maxCacheSize
+        settings.download = options
+        let cache = PlayerCache(directory: directory, settings: settings)
+        let downloads = DownloadService(directory: path, settings: DownloadService.Settings())
+        do {
+            let server = try await CacheServer.start(
+                cache: cache, downloads: downloads, token: token, host: "127.0.0.1", port: port,
+                crossOrigin: try CrossOriginPolicy(allowing: []))
+            await downloads.start()
+            return PlayerCacheServer(server: server, directory: directory)
+        } catch {
+            await cache.shutdown()
+            throw CannotListen(description: "cannot listen on 127.0.0.1:\(port): \(CacheServer.reason(listening: error))")
+        }
+    }
+
+    /// `start` found the port taken (or not allowed).
+    public struct CannotListen: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The URL a player opens to read `url` through the cache: a file, or an HLS or DASH stream whose
+    /// playlists and segments then go through the cache as well.
+    public func proxyURL(for url: String) -> String { Self.proxyURL(server: baseURL, for: url) }
+
+    /// `server`'s URL for `url`: everything but RFC 3986's unreserved characters percent-encoded, so the URL's
+    /// own `?`, `&` and `+` stay its own.
+    public static func proxyURL(server: String, for url: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        return server + "/stream?url=" + (url.addingPercentEncoding(withAllowedCharacters: unreserved) ?? url)
+    }
+
+    /// The files the cache holds, as saved on disk (at the latest checkpoint of each).
+    public func entries() -> [Entry] {
+        directory.entries().filter { !$0.isSecret }.map {
+            Entry(url: $0.url, length: $0.length, bytesCached: $0.bytesCached, lastAccess: $0.lastAccess)
+        }
+    }
+
+    /// Stops serving: every download checkpoints, and the index is saved for the next start.
+    public func stop() async {
+        await server.shutdown()
+        directory.unlock()
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import TestOrigin
+import Testing
+import VFetch
+import VFetchServe
+
+/// `import VFetchServe` alone, as an app embeds the player cache: start it, read through its proxy URL,
+/// list what it holds, stop it, and find the same entries after a restart.
+struct PlayerCacheServerTests {
+    @Test func aPlayerReadsThroughTheProxyURLAndTheEntryOutlivesTheServer() async throws {
+        let bytes = randomBytes(3 << 20, seed: 95)
+        try await withOrigin { origin, directory in
+            origin.publish("/movie.mp4", bytes)
+            let url = origin.url("/movie.mp4") + "?a=1&b=2"  // the origin URL's own query stays its own
+            let cache = try await PlayerCacheServer.start(directory: directory + "/cache")
+            let proxy = cache.proxyURL(for: url)
+            #expect(proxy.hasPrefix(cache.baseURL + "/stream?url=http%3A%2F%2F127.0.0.1%3A"))
+            let read = try await curl(proxy, to: directory + "/read.mp4")
+            #expect(read == 0)
+            #expect(try sha256(file: directory + "/read.mp4") == sha256(bytes))
+            await cache.stop()
+            #expect(try await curl(proxy, to: directory + "/again.mp4") == 7, "curl: cannot connect once stopped")
+
+            // A second start finds what the first kept, and serves it from disk: the origin is only asked whether
+            // the file is still the same (one byte).
+            let reopened = try await PlayerCacheServer.start(directory: directory + "/cache")
+            #expect(reopened.entries().map(\.url) == [url])
+            #expect(reopened.entries().first?.bytesCached == Int64(bytes.count))
+            let served = origin.bytesServed("/movie.mp4")
+            #expect(try await curl(reopened.proxyURL(for: url), to: directory + "/again.mp4") == 0)
+            #expect(try sha256(file: directory + "/again.mp4") == sha256(bytes))
+            #expect(origin.bytesServed("/movie.mp4") <= served + 1, "\(origin.requests.map { ($0.status, $0.header("range")) })")
+            await reopened.stop()
+        }
+    }
+
+    @Test func oneCacheDirectoryHasOneServer() async throws {
+        try await withOrigin { _, directory in
+            let cache = try await PlayerCacheServer.start(directory: directory + "/cache")
+            await #expect(throws: DownloadError.self) { try await PlayerCacheServer.start(directory: directory + "/cache") }
+            await cache.stop()
+        }
+    }
+}
+
+/// curl's exit code for reading `url` into `path`.
+private func curl(_ url: String, to path: String) async throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["-sf", "--noproxy", "*", "--max-time", "60", "-o", path, url]
+    return try await withCheckedThrowingContinuation { continuation in
+        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+        do { try process.run() } catch { continuation.resume(throwing: error) }
+    }
+}
