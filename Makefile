@@ -8,7 +8,7 @@ BASH_COMPLETION := $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vfetch
 ZSH_COMPLETION := $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vfetch
 FISH_COMPLETION := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vfetch.fish
 
-.PHONY: build test fuzz test-browser redbot tier demo bench bench-quick bench-micro clean install uninstall format lint
+.PHONY: build test fuzz test-browser redbot tier demo bench bench-quick bench-micro clean install uninstall format lint docs
 
 # What `make install` copies, made here as the user who builds: the release binary, its man page
 # (swift-argument-parser's generate-manual, with docs/vfetch-examples.mdoc's EXAMPLES; scripts/man-page.sh
@@ -52,6 +52,17 @@ fuzz:
 	scripts/install-deps.sh test
 	$(SWIFT) build --build-tests
 	ulimit -v $(FUZZ_MEMORY_KIB) && FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) $(SWIFT) test --skip-build --filter "$(FUZZ_SUITES)"
+
+# The public libraries' DocC catalogs (Sources/VFetch/VFetch.docc, Sources/VFetchServe/VFetchServe.docc) and every
+# public symbol's comment, as static sites in .build/docs/; any warning (a broken symbol link) fails it.
+DOC_TARGETS := VFetch VFetchServe
+docs:
+	scripts/install-deps.sh build
+	mkdir -p .build/docs
+	for target in $(DOC_TARGETS); do \
+		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$target \
+			--warnings-as-errors --transform-for-static-hosting --output-path .build/docs/$$target || exit 1; \
+	done
 
 # The toolchain's swift-format with the checked-in .swift-format: `format` rewrites, `lint` (in CI) only checks.
 format:

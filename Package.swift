@@ -17,6 +17,8 @@ let package = Package(
         // SHA-256, HMAC and AES-128-CBC with the CPU's instructions (BoringSSL). 4.x: 3.x's AES._CBC
         // ran the key schedule for every 16-byte block (about 10 MB/s); 4.x calls AES_cbc_encrypt.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        // `make docs`: the DocC catalogs of the public libraries.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // libcurl, as the system provides it.

@@ -16,8 +16,11 @@ import VFetchMedia
 ///
 /// Both kinds resume where an interrupted run stopped, and both end in `DownloadEvent.finished`.
 public final class Download: Sendable {
+    /// The URL asked for: it stays the download's identity across redirects and runs.
     public let url: String
+    /// Where the file goes: a path, or a directory in which the server's or the URL's name is used.
     public let destination: Destination
+    /// Connections, retries, headers, the stream format and the rest.
     public let options: DownloadOptions
     /// Progress, notices and the summary, as they happen; ends when `run()` returns.
     public let events: AsyncStream<DownloadEvent>
@@ -37,6 +40,7 @@ public final class Download: Sendable {
         }
     }
 
+    /// A download of `url` into `destination`; nothing happens until ``run()``.
     public init(url: String, to destination: Destination, options: DownloadOptions = DownloadOptions()) {
         self.url = url
         self.destination = destination

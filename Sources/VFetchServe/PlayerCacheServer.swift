@@ -40,7 +40,9 @@ public final class PlayerCacheServer: Sendable {
 
     /// Opens (or makes, mode 0700) the cache directory and listens on 127.0.0.1:`port` (0: a free port).
     /// - Parameters:
+    ///   - path: the cache directory, as `vfetch serve --cache-dir` takes it.
     ///   - maxCacheSize: bytes kept on disk; the least recently read entries go first.
+    ///   - port: the port on 127.0.0.1, or 0 for one the system picks (``baseURL`` tells which).
     ///   - options: how the cache's requests go out (headers, connections, a proxy …).
     public static func start(
         directory path: String, maxCacheSize: Int64 = 10 << 30, port: Int = 0, options: DownloadOptions = DownloadOptions()
