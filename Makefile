@@ -8,7 +8,7 @@ BASH_COMPLETION := $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vfetch
 ZSH_COMPLETION := $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vfetch
 FISH_COMPLETION := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vfetch.fish
 
-.PHONY: build test fuzz test-browser redbot tier demo bench bench-quick bench-micro clean install uninstall format lint docs
+.PHONY: build test fuzz test-browser redbot tier demo bench bench-quick bench-micro clean install uninstall format lint docs examples
 
 # What `make install` copies, made here as the user who builds: the release binary, its man page
 # (swift-argument-parser's generate-manual, with docs/vfetch-examples.mdoc's EXAMPLES; scripts/man-page.sh
@@ -64,12 +64,18 @@ docs:
 			--warnings-as-errors --transform-for-static-hosting --output-path .build/docs/$$target || exit 1; \
 	done
 
+# The apps in Examples/ (separate packages that use only the public API) built and run against the test origin,
+# every frame they get checked against the source's.
+examples:
+	scripts/install-deps.sh test
+	scripts/examples.sh
+
 # The toolchain's swift-format with the checked-in .swift-format: `format` rewrites, `lint` (in CI) only checks.
 format:
-	$(SWIFT) format format -i -r Sources Tests Package.swift
+	$(SWIFT) format format -i -r Sources Tests Examples Package.swift
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Package.swift
+	$(SWIFT) format lint --strict -r Sources Tests Examples Package.swift
 
 # Headless Chromium plays through serve from a page of another local origin: a video file
 # (Tests/Browser/playback.py), then HLS with hls.js and DASH, online and offline (Tests/Browser/streams.py).
