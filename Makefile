@@ -27,7 +27,10 @@ build:
 
 # The suites that kill or interrupt a real download at a moment (ResumeTests, CrashResumeTests) run in a
 # pass of their own: beside the whole suite on 2 cores their moments came late and they failed by chance.
-SERIAL_SUITES := CrashResumeTests|ResumeTests
+# So does OriginSwitchTests, whose tests watch 8-16 connections of curl processes arrive at the origin:
+# at the start of the whole suite (ffmpeg making fixtures, dozens of vfetch processes) on a busy machine
+# they had not connected after 30 s.
+SERIAL_SUITES := CrashResumeTests|ResumeTests|OriginSwitchTests
 # The fuzz suites (hostile playlists, manifests, media, headers through the parsers and libavformat's probe)
 # run in a pass of their own under a cap on address space: an input that makes a parser allocate without
 # bound fails the run instead of taking the machine's memory. `make fuzz` is the long run.

@@ -1,6 +1,11 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A real HTTP/1.1 origin that serves in-memory files, with switches that reproduce the
 /// failures real servers and CDNs show.
@@ -15,6 +20,9 @@ public final class TestOrigin: Sendable {
 
     /// The TCP port the origin listens on.
     public let port: Int
+    /// After `shutdown()`: a socket bound to `port` that does not listen, so connections to the gone origin
+    /// are refused, rather than answered by another test's origin that the system gave the same port.
+    private let heldPort = Mutex<Int32>(-1)
 
     private init(core: OriginCore, serverChannel: any Channel, host: String, port: Int) {
         self.core = core
@@ -120,14 +128,40 @@ public final class TestOrigin: Sendable {
         core.state.withLock { $0.files[path]?.servedBytes ?? 0 }
     }
 
-    /// Stops listening and closes every open connection. Calling it again does nothing.
+    /// Stops listening and closes every open connection; the port stays refused while this object lives.
+    /// Calling it again does nothing.
     public func shutdown() async throws {
         // Closing the listener first means no connection can slip in after the sweep below.
         serverChannel.close(promise: nil)
         try await serverChannel.closeFuture.get()
+        holdPort()
         for channel in core.openChannels() {
             channel.close(promise: nil)
             try await channel.closeFuture.get()
         }
     }
+
+    /// Binds `port` again without listening, until this origin is released (IPv4 origins, as tests start them).
+    private func holdPort() {
+        heldPort.withLock { held in
+            guard held < 0, !host.contains(":") else { return }
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { return }
+            var on: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+                close(fd)
+                return
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound == 0 { held = fd } else { close(fd) }
+        }
+    }
+
+    deinit { heldPort.withLock { if $0 >= 0 { close($0) } } }
 }

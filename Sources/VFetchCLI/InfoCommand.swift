@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import VFetch
 import VFetchCore
 import VFetchEngine
 import VFetchMedia
@@ -30,71 +31,42 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let report: MediaReport
-        let lower = target.lowercased()
-        let isURL = lower.hasPrefix("http://") || lower.hasPrefix("https://")
-        if !isURL, !FileManager.default.fileExists(atPath: target), let parts = streamParts(of: target) {
-            showStreamParts(parts)
-            return
-        }
-        if !isURL, !FileManager.default.fileExists(atPath: target),
-            !FileManager.default.fileExists(atPath: SideFiles(output: target).manifest),
-            !FileManager.default.fileExists(atPath: SideFiles(output: target).part)
-        {
-            writeStandardError("vfetch: \(target) does not exist\n")
-            throw ExitCode(ExitStatus.failure.rawValue)
-        }
-        // A FIFO would block the probe's first read for ever; a device or directory is no media file.
-        if !isURL, let kind = FileSystem.kind(at: target, followingLinks: true) {
-            writeStandardError("vfetch: \(target) is \(kind), not a regular file\n")
-            throw ExitCode(ExitStatus.failure.rawValue)
-        }
+        let result: ProbeResult
         do {
-            report =
-                isURL ? try await MediaInspector.inspect(url: target, options: options) : try await MediaInspector.inspect(path: target)
-        } catch DownloadError.segmentedStream {
-            try await showStream()
-            return
-        } catch let error as DownloadError {
+            result = try await probe(target, options: options)
+        } catch {
             writeStandardError("vfetch: \(error)\n")
-            throw ExitCode(ExitStatus(error).rawValue)
-        } catch let error as MediaError {
-            writeStandardError("vfetch: \(redactingCredentials(in: "\(target): \(error)"))\n")
-            throw ExitCode(ExitStatus.notMedia.rawValue)
+            throw ExitCode(Self.exitStatus(error).rawValue)
         }
-        if json { printJSON(report) } else { printText(report) }
+        switch result {
+        case .media(let report): if json { printJSON(report) } else { printText(report) }
+        case .stream(let catalog): show(catalog)
+        case .unfinishedStream(let parts): show(parts)
+        }
     }
 
-    /// The manifest of an unfinished stream download whose output is `path` (or `path` is its parts folder).
-    private func streamParts(of path: String) -> StreamManifest? {
-        let folder = SideFiles.segments(named: path)
-        guard let bytes = try? FileSystem.contents(at: SideFiles.segmentsManifest(in: folder)) else { return nil }
-        return StreamManifest.decode(bytes)
+    static func exitStatus(_ error: ProbeError) -> ExitStatus {
+        switch error {
+        case .notFound, .notARegularFile: .failure
+        case .download(let error): ExitStatus(error)
+        case .notMedia: .notMedia
+        }
     }
 
-    private func showStreamParts(_ manifest: StreamManifest) {
-        let kept = manifest.kept.map(\.fetch).sorted()
-        let bytes = manifest.kept.reduce(Int64(0)) { $0 + $1.size }
+    private func show(_ parts: UnfinishedStream) {
         if json {
             printJSONLine([
-                "stream": redactedURL(manifest.source), "complete": false, "segments": manifest.fetches,
-                "segments_kept": kept, "bytes_kept": bytes,
+                "stream": redactedURL(parts.source), "complete": false, "segments": parts.segments,
+                "segments_kept": parts.segmentsKept, "bytes_kept": parts.bytesKept,
             ])
         } else {
-            print("stream:     \(redactedURL(manifest.source)) (unfinished `vfetch get`; run it again to go on)")
-            print("segments:   \(kept.count) of \(manifest.fetches) kept, \(Format.size(bytes))")
+            print("stream:     \(redactedURL(parts.source)) (unfinished `vfetch get`; run it again to go on)")
+            print("segments:   \(parts.segmentsKept.count) of \(parts.segments) kept, \(Format.size(parts.bytesKept))")
         }
     }
 
     /// An HLS playlist or DASH manifest: its tracks, as `get --format` chooses among them.
-    private func showStream() async throws {
-        let catalog: StreamCatalogInfo
-        do {
-            catalog = try await StreamDownload.catalog(url: target, options: options)
-        } catch {
-            writeStandardError("vfetch: \(error)\n")
-            throw ExitCode(ExitStatus(error).rawValue)
-        }
+    private func show(_ catalog: StreamCatalogInfo) {
         if json {
             let tracks: [[String: Any]] = catalog.tracks.map { track in
                 [

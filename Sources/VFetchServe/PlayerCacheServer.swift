@@ -4,7 +4,7 @@ import VFetchEngine
 
 /// The player cache inside an app, as `vfetch serve` runs it: an HTTP server on loopback that a player reads
 /// a URL through while the cache downloads it (the bytes the player waits for first), keeping what it fetched
-/// for the next play.
+/// for the next play. It also hosts a persistent queue of background downloads (``add(_:to:format:)``).
 ///
 /// ```swift
 /// let cache = try await PlayerCacheServer.start(directory: cachePath)
@@ -31,10 +31,13 @@ public final class PlayerCacheServer: Sendable {
     public let baseURL: String
     private let server: CacheServer
     private let directory: CacheDirectory
+    /// The download queue it hosts (see `PlayerCacheServer+Queue.swift`).
+    let queue: DownloadService
 
-    private init(server: CacheServer, directory: CacheDirectory) {
+    private init(server: CacheServer, directory: CacheDirectory, queue: DownloadService) {
         self.server = server
         self.directory = directory
+        self.queue = queue
         baseURL = server.baseURL
     }
 
@@ -59,7 +62,7 @@ public final class PlayerCacheServer: Sendable {
                 cache: cache, downloads: downloads, token: token, host: "127.0.0.1", port: port,
                 crossOrigin: try CrossOriginPolicy(allowing: []))
             await downloads.start()
-            return PlayerCacheServer(server: server, directory: directory)
+            return PlayerCacheServer(server: server, directory: directory, queue: downloads)
         } catch {
             await cache.shutdown()
             throw CannotListen(description: "cannot listen on 127.0.0.1:\(port): \(CacheServer.reason(listening: error))")

@@ -34,6 +34,44 @@ struct PlayerCacheServerTests {
         }
     }
 
+    /// The queue as a download manager in an app uses it: add, watch, pause, resume, and what was queued
+    /// outlives a restart.
+    @Test(.timeLimit(.minutes(2))) func theQueueDownloadsPausesResumesAndOutlivesARestart() async throws {
+        let small = randomBytes(1 << 20, seed: 96)
+        let slow = randomBytes(4 << 20, seed: 97)
+        try await withOrigin { origin, directory in
+            origin.publish("/small.bin", small)
+            var throttled = OriginBehavior()
+            throttled.bytesPerSecond = 64 << 10  // a minute on one connection, seconds on the queue's many
+            origin.publish("/slow.bin", slow, behavior: throttled)
+            let cache = try await PlayerCacheServer.start(directory: directory + "/cache")
+            let updates = await cache.downloadUpdates()
+            let first = try await cache.add(origin.url("/small.bin"), to: .directory(directory))
+            let second = try await cache.add(origin.url("/slow.bin"), to: .file(directory + "/slow.bin"))
+            var states: [String: PlayerCacheServer.QueuedDownload.State] = [:]
+            for await update in updates {
+                states[update.id] = update.state
+                if states[first] == .done, states[second] == .running, (update.bytesDone ?? 0) > 0 { break }
+            }
+            #expect(try sha256(file: directory + "/small.bin") == sha256(small))
+            #expect(await cache.pause(second))
+            #expect(await cache.downloads().first { $0.id == second }?.state == .paused)
+            await #expect(throws: DownloadError.self) { try await cache.add("ftp://x/y", to: .directory(directory)) }
+            await cache.stop()
+
+            // Started again, the queue is as it was: resumed, the paused one goes on from what it saved.
+            let again = try await PlayerCacheServer.start(directory: directory + "/cache")
+            #expect(await again.downloads().map(\.state) == [.done, .paused])
+            let resumed = await again.downloadUpdates()
+            #expect(await again.resume(second))
+            for await update in resumed where update.id == second && update.state == .done { break }
+            #expect(try sha256(file: directory + "/slow.bin") == sha256(slow))
+            #expect(await again.remove(first))
+            #expect(await again.downloads().map(\.id) == [second])
+            await again.stop()
+        }
+    }
+
     @Test func oneCacheDirectoryHasOneServer() async throws {
         try await withOrigin { _, directory in
             let cache = try await PlayerCacheServer.start(directory: directory + "/cache")
