@@ -81,13 +81,16 @@ lint:
 	$(SWIFT) format lint --strict -r Sources Tests Examples Package.swift
 
 # Headless Chromium plays through serve from a page of another local origin: a video file
-# (Tests/Browser/playback.py), then HLS with hls.js and DASH, online and offline (Tests/Browser/streams.py).
+# (Tests/Browser/playback.py), then HLS with hls.js and DASH, online and offline (Tests/Browser/streams.py);
+# and drives the queue's page at /queue: add, pause, resume, cancel, none of it without the token
+# (Tests/Browser/queuepage.py).
 test-browser:
 	scripts/install-deps.sh browser
 	$(SWIFT) build --product vfetch
 	$(SWIFT) build --product vfetch-origin
 	python3 Tests/Browser/playback.py --bin "$$($(SWIFT) build --show-bin-path)"
 	python3 Tests/Browser/streams.py --bin "$$($(SWIFT) build --show-bin-path)" --players .build/browser-players
+	python3 Tests/Browser/queuepage.py --bin "$$($(SWIFT) build --show-bin-path)"
 
 # REDbot (lint for HTTP) on serve and on nginx in its default configuration: serve must draw no note
 # nginx does not, but for the allowed ones the script names (scripts/redbot-check.sh).

@@ -7,7 +7,8 @@ struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
         abstract: "List and tidy the player cache of `vfetch serve`.",
-        discussion: "Exit codes: 0 done, 1 no such entry, 7 cache directory not writable, 11 a server uses the cache (stop it first).",
+        discussion:
+            "Exit codes: 0 done, 1 no such entry, 7 cache directory not writable, 11 a server uses the cache (stop it first; `rm` asks it instead, and gets 11 for an entry a player reads or a download fills).",
         subcommands: [List.self, Remove.self, Clear.self, Collect.self]
     )
 
@@ -93,23 +94,41 @@ struct CacheCommand: ParsableCommand {
         var entries: [String]
 
         func run() throws {
-            let directory = try open(location, exclusive: true)
-            let known = directory.entries()
-            let streams = directory.streams(among: known)
+            let directory: CacheDirectory
+            do {
+                directory = try CacheDirectory(path: location.cacheDirectory, exclusive: true)
+            } catch DownloadError.busy where location.runningServer() != nil {
+                return try removeThroughServer()
+            } catch {
+                writeStandardError("vfetch: \(error)\n")
+                throw ExitCode(ExitStatus(error).rawValue)
+            }
             var missing: [String] = []
             for name in entries {
-                let matches = known.filter { $0.id == name || $0.url == name || $0.key == name }
-                // A stream goes with its files and kept playlists.
-                let streamMatches = streams.filter { $0.id == name || $0.url == name }
-                if matches.isEmpty && streamMatches.isEmpty { missing.append(name) }
-                for entry in matches { directory.remove(entry.id) }
-                for stream in streamMatches { for id in stream.parts + stream.playlists { directory.remove(id) } }
+                let ids = directory.ids(named: name)
+                if ids.isEmpty { missing.append(name) }
+                for id in ids { directory.remove(id) }
             }
             directory.save()
             if !missing.isEmpty {
                 writeStandardError("vfetch: not in the cache: \(missing.map(redactedURL).joined(separator: ", "))\n")
                 throw ExitCode(ExitStatus.failure.rawValue)
             }
+        }
+
+        /// The cache's server holds it: the server removes them (`DELETE /api/cache?entry=NAME`), all but
+        /// those a player reads or that are being fetched.
+        func removeThroughServer() throws {
+            let server = try ServerLocation.parse(["--cache-dir", location.cacheDirectory])
+            var failure: ExitCode?
+            for name in entries {
+                do {
+                    try server.call("DELETE", "/api/cache?entry=" + percentEncodedValue(name), answer: QueueAPI.CacheRemoved.self)
+                } catch let exit as ExitCode {
+                    failure = failure ?? exit
+                }
+            }
+            if let failure { throw failure }
         }
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VFetchCore
 import VFetchEngine
+import VFetchServe
 import VFetchStreams
 
 /// How the queue commands reach `vfetch serve`: `--server`, or the server of the cache directory.
@@ -44,7 +45,8 @@ struct ServerLocation: ParsableArguments {
                     + "or leave out --server to use the server of this cache directory"
             }
             writeStandardError("vfetch: \(message)\n")
-            throw ExitCode(answer.status == 404 ? ExitStatus.failure.rawValue : ExitStatus.httpError.rawValue)
+            let status: ExitStatus = answer.status == 404 ? .failure : answer.status == 409 ? .busy : .httpError
+            throw ExitCode(status.rawValue)
         }
         do {
             return try JSONDecoder().decode(Answer.self, from: Data(answer.body))
@@ -133,9 +135,18 @@ struct ListCommand: ParsableCommand {
     @Flag(help: "Print one JSON object per download.")
     var json = false
 
+    @Flag(help: "Print the address of the queue's web page instead: it carries the token, open it in a browser.")
+    var web = false
+
     @OptionGroup var target: ServerLocation
 
     func run() throws {
+        if web {
+            let (url, token) = try target.connect()
+            // Downloads go where `vfetch add` would write them: the current directory.
+            print(QueuePage.address(server: url, token: token ?? "", directory: FileManager.default.currentDirectoryPath))
+            return
+        }
         let offline = target.server == nil && target.location.runningServer() == nil
         var items = offline ? try savedQueue() : try target.downloads()
         if json {

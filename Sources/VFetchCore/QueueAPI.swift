@@ -93,6 +93,12 @@ package enum QueueAPI {
         package init(removed: String) { self.removed = removed }
     }
 
+    /// The answer to `DELETE /api/cache?entry=NAME`: the IDs of the cache entries removed.
+    package struct CacheRemoved: Codable, Sendable, Equatable {
+        package var removed: [String]
+        package init(removed: [String]) { self.removed = removed }
+    }
+
     /// A download's notice on the event stream (such as a wait for the origin's `Retry-After`).
     package struct Notice: Codable, Sendable, Equatable {
         package var id: String

@@ -88,4 +88,13 @@ extension CacheDirectory {
         }
         return CachedStream.group(documents: keptDocuments(), files: files)
     }
+
+    /// The IDs `name` names, for `vfetch cache rm`: an entry by its ID, URL or key; a stream by its ID or
+    /// URL, with its files and kept playlists. Empty when it names none.
+    package func ids(named name: String) -> [String] {
+        let known = entries()
+        let files = known.filter { $0.id == name || $0.url == name || $0.key == name }.map(\.id)
+        let streams = streams(among: known).filter { $0.id == name || $0.url == name }
+        return files + streams.flatMap { $0.parts + $0.playlists }
+    }
 }

@@ -3,10 +3,11 @@ import NIOCore
 import NIOHTTP1
 import VFetchCore
 
-/// `/api/…`: the background queue's JSON API (`DownloadAPI`), and the proof that the server knows
-/// the cache's token, which a client asks for before it sends the token.
+/// `/api/…`: the background queue's JSON API (`DownloadAPI`), the removal of cache entries, and the
+/// proof that the server knows the cache's token, which a client asks for before it sends the token.
 struct APIRoute {
     let downloads: DownloadService
+    let cache: PlayerCache
     let token: String
 
     /// `/api/proof?nonce=N`: see `ServerProof`.
@@ -19,15 +20,41 @@ struct APIRoute {
     }
 
     func answer(_ path: [String], _ query: [URLQueryItem], _ exchange: Exchange) {
-        let (method, body, downloads) = (exchange.head.method, exchange.body, downloads)
+        let (method, body, downloads, cache) = (exchange.head.method, exchange.body, downloads, cache)
         let promise = exchange.eventLoop.makePromise(of: DownloadAPI.Answer.self)
         promise.completeWithTask {
-            await DownloadAPI.handle(method: method, path: path, query: query, body: body, service: downloads)
+            if path == ["cache"] { return await Self.removeFromCache(method: method, query: query, cache: cache) }
+            return await DownloadAPI.handle(method: method, path: path, query: query, body: body, service: downloads)
         }
         promise.futureResult.assumeIsolated().whenSuccess { answer in
             guard exchange.isCurrent else { return }
             exchange.send(.content(answer.status, type: "application/json", body: answer.body))
         }
+    }
+}
+
+extension APIRoute {
+    /// `DELETE /api/cache?entry=NAME`: what `vfetch cache rm NAME` does, while this server holds the
+    /// directory. 404 when it names nothing; 409 when all it names is in use.
+    static func removeFromCache(method: HTTPMethod, query: [URLQueryItem], cache: PlayerCache) async -> DownloadAPI.Answer {
+        guard method == .DELETE else { return DownloadAPI.error(.methodNotAllowed, "method \(method.rawValue) not allowed here") }
+        guard let name = query.first(where: { $0.name == "entry" })?.value, !name.isEmpty else {
+            return DownloadAPI.error(.badRequest, "send entry= (an entry's ID, URL or key)")
+        }
+        let found: (removed: [String], inUse: [String])?
+        do {
+            found = try await cache.disk.runIfActive { cache.remove(named: name) }
+        } catch {
+            return DownloadAPI.error(.serviceUnavailable, "the server is stopping")
+        }
+        guard let found else {
+            return DownloadAPI.error(.notFound, "not in the cache: \(redactedURL(name))")
+        }
+        if found.removed.isEmpty {
+            let ids = found.inUse.joined(separator: ", ")
+            return DownloadAPI.error(.conflict, "in use (a player reads it, or it is being fetched): \(ids); try again when it ends")
+        }
+        return DownloadAPI.ok(QueueAPI.CacheRemoved(removed: found.removed))
     }
 }
 

@@ -242,6 +242,30 @@ package final class PlayerCache: Sendable {
         }
     }
 
+    /// Removes the entries `name` names, as `vfetch cache rm` does when no server runs, but those in use
+    /// (read by a player, or being fetched): nil when it names none. Call it on `disk`.
+    package func remove(named name: String) -> (removed: [String], inUse: [String])? {
+        let ids = directory.ids(named: name)
+        guard !ids.isEmpty else { return nil }
+        // Under the lock, as `trim` evicts: no reader picks up an entry on its way out.
+        let (removed, inUse) = entries.withLock { entries in
+            var (removed, inUse): ([String], [String]) = ([], [])
+            for id in ids {
+                guard entries[id]?.evict() ?? true else {
+                    inUse.append(id)
+                    continue
+                }
+                entries[id] = nil
+                directory.remove(id, sync: false)
+                removed.append(id)
+            }
+            return (removed, inUse)
+        }
+        directory.sync()
+        directory.save()
+        return (removed, inUse)
+    }
+
     /// Keeps `playlist` as the copy of its URL to answer offline, within the cache's size: room is
     /// made before it is written (a check every few seconds would let playlists of up to 16 MiB
     /// pile up past the limit until then). One larger than a quarter of the cache is not kept, and

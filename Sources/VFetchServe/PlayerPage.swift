@@ -2,26 +2,31 @@ import NIOHTTP1
 import VFetchCore
 
 /// The small player page serve answers at `/`: a `<video>` and a URL box, nothing from elsewhere,
-/// so a user can watch through the cache in a browser without anything else.
+/// so a user can watch through the cache in a browser without anything else. Serve's other page, the
+/// queue's (`QueuePage`), is served the same way.
 enum PlayerPage {
-    /// The page's files, by path.
+    /// The pages' files, by path.
     enum File: Equatable, Sendable {
         case html, script, css
+        case queueHTML, queueScript, queueCSS
 
         init?(path: String) {
             switch path {
             case "/": self = .html
             case "/player.js": self = .script
             case "/player.css": self = .css
+            case "/queue": self = .queueHTML
+            case "/queue.js": self = .queueScript
+            case "/queue.css": self = .queueCSS
             default: return nil
             }
         }
 
         var type: String {
             switch self {
-            case .html: "text/html; charset=utf-8"
-            case .script: "text/javascript; charset=utf-8"
-            case .css: "text/css; charset=utf-8"
+            case .html, .queueHTML: "text/html; charset=utf-8"
+            case .script, .queueScript: "text/javascript; charset=utf-8"
+            case .css, .queueCSS: "text/css; charset=utf-8"
             }
         }
 
@@ -30,6 +35,9 @@ enum PlayerPage {
             case .html: PlayerPage.html
             case .script: PlayerPage.script
             case .css: PlayerPage.css
+            case .queueHTML: QueuePage.html
+            case .queueScript: QueuePage.script
+            case .queueCSS: QueuePage.css
             }
         }
 
@@ -38,6 +46,16 @@ enum PlayerPage {
             case .html: PlayerPage.htmlETag
             case .script: PlayerPage.scriptETag
             case .css: PlayerPage.cssETag
+            case .queueHTML: QueuePage.htmlETag
+            case .queueScript: QueuePage.scriptETag
+            case .queueCSS: QueuePage.cssETag
+            }
+        }
+
+        var contentSecurityPolicy: String {
+            switch self {
+            case .html, .script, .css: PlayerPage.contentSecurityPolicy
+            case .queueHTML, .queueScript, .queueCSS: QueuePage.contentSecurityPolicy
             }
         }
     }
@@ -46,7 +64,8 @@ enum PlayerPage {
     /// bring a new page), cheaply: a 304 when unchanged.
     static func reply(_ file: File, to head: HTTPRequestHead) -> Reply {
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Security-Policy", value: contentSecurityPolicy)
+        headers.add(name: "Content-Security-Policy", value: file.contentSecurityPolicy)
+        headers.add(name: "Referrer-Policy", value: "no-referrer")
         headers.add(name: "Cache-Control", value: "no-cache")
         headers.add(name: "ETag", value: file.etag)
         switch head.preconditions(etag: file.etag, lastModified: nil) {
@@ -66,7 +85,7 @@ enum PlayerPage {
     static let cssETag = etag(css)
     static let scriptETag = etag(script)
 
-    private static func etag(_ text: String) -> String {
+    static func etag(_ text: String) -> String {
         var digest = SHA256()
         digest.update(Array(text.utf8))
         return "\"" + digest.finalize().prefix(16) + "\""

@@ -159,7 +159,7 @@ struct RequestGate: Sendable {
             return .answer(.failure(.badRequest, "malformed request target"))
         }
         guard let resource = Resource(path: components.path) else {
-            return .answer(.failure(.notFound, "no such path: \(components.path) (try /, /stream?url=… or /status)"))
+            return .answer(.failure(.notFound, "no such path: \(components.path) (try /, /stream?url=…, /status or /queue)"))
         }
         let rules = resource.rules
         let origin = head.headers.first(name: "Origin")

@@ -15,7 +15,7 @@ struct Router {
         playlists = PlaylistRoute(cache: cache)
         media = MediaRoute(cache: cache, playlists: playlists)
         status = StatusRoute(cache: cache)
-        api = APIRoute(downloads: downloads, token: token)
+        api = APIRoute(downloads: downloads, cache: cache, token: token)
         events = EventsRoute(downloads: downloads)
     }
 
