@@ -170,14 +170,6 @@ struct PlaylistFetch {
     /// playlist cannot send a player there.
     private var linkThroughServer: @Sendable (String, String) -> String {
         let own = server + "stream?"
-        return { uri, kind in uri.hasPrefix(own) ? uri : "/stream?url=" + Self.queryValue(uri) + kind }
+        return { uri, kind in uri.hasPrefix(own) ? uri : "/stream?url=" + percentEncodedValue(uri) + kind }
     }
-
-    /// `text` percent-encoded as a query value: everything but RFC 3986's unreserved characters.
-    private static func queryValue(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
-    }
-
-    private static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }
