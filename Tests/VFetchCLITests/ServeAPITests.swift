@@ -13,7 +13,7 @@ import Testing
         try await withOrigin { origin, directory in
             origin.publish("/kept.bin", kept)
             origin.publish("/removed.bin", removed)
-            origin.publish("/slow.bin", randomBytes(16 * Self.mib, seed: 63), behavior: throttled(256 << 10))
+            origin.publish("/slow.bin", randomBytes(16 * Self.mib, seed: 63))
             let cache = directory + "/cache"
             let server = try await ServerProcess.start(cacheDirectory: cache)
             for url in [origin.url("/kept.bin"), origin.url("/removed.bin")] {
@@ -35,7 +35,11 @@ import Testing
             let missing = try await vfetch(["cache", "rm", "nope", "--cache-dir", cache])
             #expect(missing.status == 1 && missing.standardError.contains("not in the cache: nope"), "\(missing)")
 
-            // Its first byte read, the rest is fetched ahead at 256 KiB/s: in use for a minute.
+            // Its first byte read, the rest is fetched ahead over a link of 256 KiB/s (all connections together,
+            // however many serve opens): in use for a minute.
+            var link = OriginConfiguration()
+            link.linkBytesPerSecond = 256 << 10
+            origin.configuration = link
             let slow = origin.url("/slow.bin")
             #expect(try await run("/usr/bin/curl", ["-sf", "-r", "0-0", "-o", "/dev/null", server.stream(slow)]).status == 0)
             #expect(try await server.waitForEntry(slow) { $0["downloading"] as? Bool == true })
