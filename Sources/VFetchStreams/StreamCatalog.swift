@@ -45,7 +45,7 @@ package enum StreamFormat: String, Sendable, Equatable {
             if name.hasSuffix(".m3u8") || name.hasSuffix(".m3u") { return .hls }
             return name.hasSuffix(".mpd") ? .dash : nil
         }
-        let text = String(decoding: firstBytes.prefix(1024), as: UTF8.self)
+        let text = XMLEncoding.prefixText(firstBytes)
         let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
         if trimmed.hasPrefix("#EXTM3U") { return .hls }
         if trimmed.hasPrefix("<"), text.contains("<MPD") { return .dash }
