@@ -229,8 +229,19 @@ final class StreamJob: @unchecked Sendable {
             bodies[index] = body
             return nil
         }
-        try result.get()
-        return bodies.map { $0! }
+        // A document is not a segment: its failure reads as a file's would (HTTP 404, exit 5), not as
+        // "segment unavailable", which --skip-unavailable cannot help.
+        guard case .failure(.segmentUnavailable(let failed, let reason)) = result else {
+            try result.get()
+            return bodies.map { $0! }
+        }
+        switch requests.firstIndex(where: { $0.url == failed }).flatMap({ fetcher.lastFailures[$0] }) {
+        case .status(let status, _)?: throw .httpStatus(status, url: failed)
+        case .transfer(let kind, _)? where kind == .unresolved || kind == .notConnected:
+            throw .connectFailed("\(failed): \(reason)")
+        case .invalid?: throw .badResponse("\(failed): \(reason)")
+        default: throw .transferFailed("\(failed): \(reason)")
+        }
     }
 
     var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: options.retries, maxRetryAfter: options.maxRetryWait) }
