@@ -28,6 +28,8 @@ struct HLSMediaPlaylistReader {
     private var pendingByteRange: (line: Int, length: Int64, offset: Int64?)?
     private var pendingDiscontinuity = false
     private var pendingGap = false
+    /// A tag of the next segment's own came (BYTERANGE, GAP, DISCONTINUITY): a URI now is that segment.
+    private var pendingSegmentTag = false
     /// The first line that looked like a URI but followed no `EXTINF`, for the error of a list with no segments.
     private var strayLine: Int?
     private var gapSeconds = 0.0
@@ -71,6 +73,7 @@ struct HLSMediaPlaylistReader {
         case .tag("EXT-X-BYTERANGE", let value):
             guard let range = Self.byteRange(value) else { throw Self.badByteRange(value, line: number) }
             pendingByteRange = (number, range.length, range.offset)
+            pendingSegmentTag = true
         case .tag("EXT-X-TARGETDURATION", let value):
             guard let seconds = Double(value), seconds.isFinite, seconds >= 0 else {
                 throw HLSPlaylist.failure(number, "#EXT-X-TARGETDURATION \"\(value.prefix(40))\" is not a number")
@@ -84,8 +87,10 @@ struct HLSMediaPlaylistReader {
             mediaSequence = (number, sequence)
         case .tag("EXT-X-DISCONTINUITY", _):
             pendingDiscontinuity = true
+            pendingSegmentTag = true
         case .tag("EXT-X-GAP", _):
             pendingGap = true
+            pendingSegmentTag = true
         case .tag("EXT-X-ENDLIST", _):
             hasEndList = true
         case .tag("EXT-X-PLAYLIST-TYPE", let value):
@@ -147,7 +152,7 @@ struct HLSMediaPlaylistReader {
         guard let duration = pendingDuration else {
             // Stray text between segments, as hls.js and ffmpeg ignore it; but a URI that has a segment's
             // own tags is a segment whose duration is missing, and leaving it out would lose media.
-            guard pendingByteRange == nil, !pendingGap, !pendingDiscontinuity else {
+            guard !pendingSegmentTag else {
                 throw HLSPlaylist.failure(line, "a URI with no #EXTINF before it")
             }
             strayLine = strayLine ?? line
@@ -189,6 +194,7 @@ struct HLSMediaPlaylistReader {
         pendingDuration = nil
         pendingByteRange = nil
         pendingGap = false
+        pendingSegmentTag = false
         segmentSinceKey = true
     }
 

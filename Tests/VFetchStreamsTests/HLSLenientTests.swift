@@ -85,6 +85,10 @@ import Testing
         let list = try media(text)
         #expect(names(list) == ["s0.ts", "s1.ts", "s2.ts"])
         #expect(list.segments.map(\.sequence) == [0, 1, 2])
+        // After a gap too: the discontinuity the gap leaves is not a tag of the stray line's.
+        let gapped = try media("#EXTM3U\n#EXT-X-GAP\n#EXTINF:4,\ng.ts\nstray\n#EXTINF:4,\na.ts\n#EXT-X-ENDLIST")
+        #expect(names(gapped) == ["a.ts"])
+        #expect(gapped.segments.map(\.discontinuity) == [true])
     }
 
     @Test func aURIWithTheTagsOfASegmentButNoEXTINFIsRefused() {
