@@ -73,7 +73,7 @@ struct InfoCommand: AsyncParsableCommand {
                     "id": track.id, "kind": track.kind, "bandwidth": track.bandwidth as Any, "width": track.width as Any,
                     "height": track.height as Any, "codecs": track.codecs, "language": track.language as Any,
                     "name": track.name as Any, "segments": track.segments as Any, "duration": track.seconds as Any,
-                    "encryption": track.encryption,
+                    "encryption": track.encryption, "problem": track.problem as Any,
                 ]
             }
             printJSONLine([
@@ -92,6 +92,7 @@ struct InfoCommand: AsyncParsableCommand {
             if let language = track.language { parts.append(language) }
             if let segments = track.segments { parts.append(Format.plural(segments, "segment")) }
             if track.encryption != "none" { parts.append("encrypted: \(track.encryption)") }
+            if let problem = track.problem { parts.append("unreadable: \(problem)") }
             print("  \(track.id)  " + parts.joined(separator: "  "))
         }
     }

@@ -37,26 +37,17 @@ extension StreamDownload {
             url: url, output: "", options: options, format: nil, skipUnavailable: false, events: nil, signal: signal)
         let result = await onOwnThread(named: "vfetch-document") {
             () -> Result<FetchedDocument, DownloadError> in
-            var fetcher: SegmentFetcher?
             do throws(DownloadError) {
                 // A player waits on it.
-                fetcher = try SegmentFetcher(options: options, signal: signal, urgent: true)
+                let fetcher = try SegmentFetcher(options: options, signal: signal, urgent: true)
                 let request = SegmentFetcher.Request(url: url, limit: limit, acceptsNotModified: conditional)
-                let body = try job.fetchDocuments([request], fetcher!)[0]
+                let body = try job.fetchDocuments([request], fetcher)[0]
                 return .success(
                     FetchedDocument(
                         bytes: body.bytes, finalURL: body.finalURL, contentType: body.contentType,
                         notModified: body.notModified, etag: body.etag, lastModified: body.lastModified))
             } catch {
-                // A document is not a segment: its failure reads as a file's would.
-                guard case .segmentUnavailable(let failed, let reason) = error else { return .failure(error) }
-                switch fetcher?.lastFailures[0] {
-                case .status(let status, _)?: return .failure(.httpStatus(status, url: failed))
-                case .transfer(let kind, _)? where kind == .unresolved || kind == .notConnected:
-                    return .failure(.connectFailed("\(failed): \(reason)"))
-                case .invalid?: return .failure(.badResponse("\(failed): \(reason)"))
-                default: return .failure(.transferFailed("\(failed): \(reason)"))
-                }
+                return .failure(error)
             }
         }
         return try result.get()

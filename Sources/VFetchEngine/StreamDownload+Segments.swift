@@ -7,6 +7,8 @@ import VFetchStreams
 struct FetchList {
     private(set) var resources: [MediaResource] = []
     private(set) var segments: [Int: MediaSegment] = [:]
+    /// The init sections (by fetch) that are encrypted.
+    private var initializationEncryption: [Int: SegmentEncryption] = [:]
     /// Per track, its fetches in play order.
     private(set) var tracks: [[Int]]
     private(set) var trackSeconds: [Double]
@@ -22,12 +24,15 @@ struct FetchList {
     /// Adds the segments of `track` not yet in the list (a live reload repeats the ones it had).
     mutating func append(_ list: SegmentList, track: Int) throws(DownloadError) {
         for segment in list.segments where !seen.contains(segment.resource) {
-            if case .unsupported(let name) = segment.encryption {
+            for case .unsupported(let name) in [segment.encryption, segment.initializationEncryption] {
                 throw .unsupportedStream("encrypted with \(name), which vfetch cannot decrypt (DRM)")
             }
             seen.insert(segment.resource)
             if let initialization = segment.initialization, initialization != lastInit[track] {
                 lastInit[track] = initialization
+                if segment.initializationEncryption != .none {
+                    initializationEncryption[resources.count] = segment.initializationEncryption
+                }
                 tracks[track].append(resources.count)
                 resources.append(initialization)
             }
@@ -36,6 +41,12 @@ struct FetchList {
             resources.append(segment.resource)
             trackSeconds[track] += segment.duration
         }
+    }
+
+    /// How fetch `fetch` is encrypted, and the sequence number that is its IV when its key gives none.
+    func encryption(of fetch: Int) -> (encryption: SegmentEncryption, sequence: Int) {
+        if let segment = segments[fetch] { return (segment.encryption, segment.sequence) }
+        return (initializationEncryption[fetch] ?? .none, 0)
     }
 }
 
@@ -71,7 +82,7 @@ extension StreamJob {
         var pacing = LiveReloadPacing(targetDuration: lists.compactMap { $0?.targetDuration }.min())
         while true {
             let batch = Array(fetched..<list.resources.count)
-            let newKeys = Set(batch.compactMap { list.segments[$0]?.keyURL }).subtracting(keys.keys)
+            let newKeys = Set(batch.compactMap { list.encryption(of: $0).encryption.keyURL }).subtracting(keys.keys)
             guard let fetchedKeys = try endingRecording(isLive, { try fetchKeys(Array(newKeys), fetcher) }) else { break }
             for (url, key) in fetchedKeys { keys[url] = key }
             switch fetchBatch(batch, of: list, keys: keys, state: state, fetcher) {
@@ -156,10 +167,11 @@ extension StreamJob {
                 return .invalid("an HTML page, not a segment")
             }
             var cipher: AES128CBC?
-            if let segment = list.segments[fetch], case .aes128(let key, let iv) = segment.encryption {
+            if case (.aes128(let key, let iv), let sequence) = list.encryption(of: fetch) {
                 guard let keyBytes = keys[key] else { return .invalid("no key") }
                 do {
-                    cipher = try AES128CBC(key: keyBytes, iv: iv ?? AES128CBC.hlsIV(mediaSequence: UInt64(max(0, segment.sequence))))
+                    // The parser lets no negative sequence number stand for an IV.
+                    cipher = try AES128CBC(key: keyBytes, iv: iv ?? AES128CBC.hlsIV(mediaSequence: UInt64(max(0, sequence))))
                 } catch {
                     return .invalid("cannot decrypt with its key: \(error)")
                 }
@@ -220,6 +232,6 @@ final class SegmentState {
     }
 }
 
-extension MediaSegment {
-    var keyURL: URL? { if case .aes128(let key, _) = encryption { key } else { nil } }
+extension SegmentEncryption {
+    var keyURL: URL? { if case .aes128(let key, _) = self { key } else { nil } }
 }

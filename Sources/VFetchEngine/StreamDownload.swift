@@ -103,6 +103,9 @@ public struct StreamCatalogInfo: Sendable, Equatable {
         public var seconds: Double?
         /// `none`, `AES-128`, or the DRM system.
         public var encryption: String
+        /// Why its segments could not be listed (its media playlist or `sidx` index unreachable or
+        /// malformed); nil when they were, or when there is nothing to list.
+        public var problem: String? = nil
     }
 
     /// `hls` or `dash`.
@@ -171,17 +174,30 @@ final class StreamJob: @unchecked Sendable {
             let catalog = try readCatalog(fetcher)
             // Media playlists are read so that segment counts and durations can be shown: one at a time, each
             // dropped once what is shown of it is taken, so memory holds one (16 MiB at most), not every variant.
+            // A track that cannot be read (a rendition's playlist answering 404) is shown with why, as players
+            // play the others; only when no track can be read does `info` fail.
             var tracks: [StreamCatalogInfo.Track] = []
             var longest: Double?
+            var firstError: DownloadError?
+            var anyRead = false
             for track in catalog.tracks {
-                let list = try segmentLists(of: [track], fetcher)[0]
+                var list: SegmentList?
+                var problem: String?
+                do {
+                    list = try segmentLists(of: [track], fetcher)[0]
+                    anyRead = anyRead || list != nil
+                } catch let error as DownloadError where error != .interrupted {
+                    firstError = firstError ?? error
+                    problem = error.description
+                }
                 tracks.append(
                     StreamCatalogInfo.Track(
                         id: track.id, kind: track.kind.rawValue, bandwidth: track.bandwidth, width: track.width, height: track.height,
                         codecs: track.codecs, language: track.language, name: track.name, segments: list?.segments.count,
-                        seconds: list?.duration, encryption: list.map(Self.encryption) ?? "none"))
+                        seconds: list?.duration, encryption: list.map(Self.encryption) ?? "none", problem: problem))
                 if let seconds = list?.duration { longest = max(longest ?? seconds, seconds) }
             }
+            if let firstError, !anyRead { throw firstError }
             let duration = catalog.duration ?? longest
             return .success(StreamCatalogInfo(format: catalog.format.rawValue, isLive: catalog.isLive, duration: duration, tracks: tracks))
         } catch let error as DownloadError {
@@ -213,8 +229,19 @@ final class StreamJob: @unchecked Sendable {
             bodies[index] = body
             return nil
         }
-        try result.get()
-        return bodies.map { $0! }
+        // A document is not a segment: its failure reads as a file's would (HTTP 404, exit 5), not as
+        // "segment unavailable", which --skip-unavailable cannot help.
+        guard case .failure(.segmentUnavailable(let failed, let reason)) = result else {
+            try result.get()
+            return bodies.map { $0! }
+        }
+        switch requests.firstIndex(where: { $0.url == failed }).flatMap({ fetcher.lastFailures[$0] }) {
+        case .status(let status, _)?: throw .httpStatus(status, url: failed)
+        case .transfer(let kind, _)? where kind == .unresolved || kind == .notConnected:
+            throw .connectFailed("\(failed): \(reason)")
+        case .invalid?: throw .badResponse("\(failed): \(reason)")
+        default: throw .transferFailed("\(failed): \(reason)")
+        }
     }
 
     var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: options.retries, maxRetryAfter: options.maxRetryWait) }

@@ -8,9 +8,10 @@ import Foundation
 /// whole file. Attributes and segment information at the AdaptationSet (and Period) level hold for
 /// each Representation that does not say otherwise; BaseURLs resolve level by level from the MPD's URL.
 ///
-/// Periods are joined: a track is a Representation of the first Period, and each later Period adds
-/// the segments of its Representation with the same `id` (else the one of the same kind, language
-/// and nearest bandwidth, as an inserted ad has), the first of them marked as a discontinuity.
+/// Periods are joined (``DASHPeriodJoin``): each later Period adds to a track the segments of its
+/// Representation with the same `id` (else one of the AdaptationSet with the same `id`, else of the same
+/// kind and language, nearest in bandwidth, as an inserted ad has), the first of them marked as a
+/// discontinuity; a Period without one is a gap in the track.
 package enum DASHManifest {
     /// Reads the MPD `data`, fetched from `url`.
     ///
@@ -74,7 +75,7 @@ private struct PresentationReader {
         let timings = try Self.timings(of: periods, presentationDuration: duration)
         var budget = budget
         let base = try DASHLocation.base(of: mpd, under: url, budget: &budget)
-        var tracksByPeriod: [[StreamTrack]] = []
+        var tracksByPeriod: [[DASHPeriodJoin.Entry]] = []
         for (period, timing) in zip(periods, timings) {
             tracksByPeriod.append(try tracks(in: period, timing: timing, base: base, budget: &budget))
         }
@@ -83,7 +84,8 @@ private struct PresentationReader {
             total = start + length
         }
         return StreamCatalog(
-            format: .dash, tracks: try DASHPeriodJoin.joined(tracksByPeriod), isLive: isLive, duration: total)
+            format: .dash, tracks: try DASHPeriodJoin.joined(tracksByPeriod, durations: timings.map(\.duration)), isLive: isLive,
+            duration: total)
     }
 
     /// When each Period starts and how long it lasts, in seconds from the presentation's start: from
@@ -116,12 +118,12 @@ private struct PresentationReader {
     /// The tracks of one Period, in document order: one per Representation of a video, audio or text
     /// AdaptationSet (thumbnail and other sets are left out).
     func tracks(in period: MPDElement, timing: PeriodTiming, base: URL, budget: inout SegmentBudget)
-        throws(StreamParseError) -> [StreamTrack]
+        throws(StreamParseError) -> [DASHPeriodJoin.Entry]
     {
         let periodBase = try DASHLocation.base(of: period, under: base, budget: &budget)
         // Each Representation reads its Period and AdaptationSet without their thousands of siblings.
         let periodHead = period.without("AdaptationSet")
-        var tracks: [StreamTrack] = []
+        var tracks: [DASHPeriodJoin.Entry] = []
         var ids = Set<String>()
         for (setIndex, fullSet) in period.children("AdaptationSet").enumerated() {
             let set = fullSet.without("Representation")
@@ -141,12 +143,13 @@ private struct PresentationReader {
                     now: now, timing: timing, representationID: id, bandwidth: description.bandwidth, base: ownBase,
                     hasBaseURL: ownBase != url, encryption: encryption)
                 let segments = try reader.segments(levels: [periodHead, set, representation], budget: &budget)
-                tracks.append(
-                    StreamTrack(
-                        id: id, kind: kind, bandwidth: description.bandwidth, width: description.width,
-                        height: description.height, frameRate: description.frameRate, codecs: description.codecs,
-                        language: description.language, name: description.label, isDefault: description.isMain,
-                        encryption: encryption, segments: segments))
+                let track = StreamTrack(
+                    id: id, kind: kind, bandwidth: description.bandwidth, width: description.width,
+                    height: description.height, frameRate: description.frameRate, codecs: description.codecs,
+                    language: description.language, name: description.label, isDefault: description.isMain,
+                    encryption: encryption, segments: segments)
+                let set = fullSet["id"]?.trimmingCharacters(in: .whitespaces)
+                tracks.append(DASHPeriodJoin.Entry(track: track, adaptationSet: set))
             }
         }
         return tracks

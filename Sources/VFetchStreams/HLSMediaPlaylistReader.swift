@@ -6,7 +6,13 @@ import Foundation
 /// `EXT-X-DISCONTINUITY`, `EXT-X-GAP`); `EXT-X-KEY` and `EXT-X-MAP` hold until the next of their
 /// kind. A segment marked `EXT-X-GAP` is left out, and the one after it marked as a discontinuity:
 /// a gap has no media to fetch (a client must not load it), and the model has no place for a
-/// segment without bytes; sequence numbers still count it, so they stay those of the playlist.
+/// segment without bytes; sequence numbers and the list's duration still count it.
+///
+/// Lenient where hls.js and ffmpeg are and the meaning is clear: a line that is neither a tag nor the
+/// URI of an `EXTINF` (stray text between segments) is ignored; a live list's last `EXTINF` whose URI
+/// is not written yet is dropped; an IPTV `#EXTINF:-1 tvg-id="…",Name` is an entry of unknown length;
+/// `EXT-X-MEDIA-SEQUENCE` may be negative. Strict where it is not: a URI that has a segment's tags but
+/// no `EXTINF`, two `EXTINF`s in a row, a finished list that ends in an `EXTINF`.
 struct HLSMediaPlaylistReader {
     let url: URL
     private var segments: [MediaSegment] = []
@@ -22,13 +28,24 @@ struct HLSMediaPlaylistReader {
     private var pendingByteRange: (line: Int, length: Int64, offset: Int64?)?
     private var pendingDiscontinuity = false
     private var pendingGap = false
+    /// A tag of the next segment's own came (BYTERANGE, GAP, DISCONTINUITY): a URI now is that segment.
+    private var pendingSegmentTag = false
+    /// The first line that looked like a URI but followed no `EXTINF`, for the error of a list with no segments.
+    private var strayLine: Int?
+    private var gapSeconds = 0.0
+    private var hasUnknownDuration = false
 
     // What holds until the next tag of its kind.
     private var initialization: MediaResource?
+    private var initializationEncryption: SegmentEncryption = .none
     private var encryption: SegmentEncryption = .none
     /// Whether a segment came since the last `EXT-X-KEY`: consecutive keys are one segment's, a key
     /// per KEYFORMAT (Widevine, PlayReady, FairPlay, and sometimes a clear AES-128 key among them).
     private var segmentSinceKey = false
+    /// The line of the key in force when it is AES-128 with no IV: its IV is the segment's sequence number.
+    private var sequenceIVKeyLine: Int?
+    /// The first segment whose IV is its sequence number: its position, and its key's line.
+    private var firstSequenceIV: (position: Int, keyLine: Int)?
 
     /// Where the last byte range of each resource ended, for an `EXT-X-BYTERANGE` without an offset.
     private var rangeEnds: [URL: Int64] = [:]
@@ -46,34 +63,46 @@ struct HLSMediaPlaylistReader {
         switch line.content {
         case .tag("EXTINF", let value):
             if let pendingDuration { throw HLSPlaylist.failure(pendingDuration.line, "#EXTINF has no URI after it") }
-            let text = value[..<(value.utf8.firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex)].trimmingSpaces
-            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+            // The duration ends at the comma, or at the space before IPTV attributes (`-1 tvg-id="…",Name`).
+            let end = value.utf8.firstIndex { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            let text = value[..<(end ?? value.endIndex)]
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 || seconds == -1 else {
                 throw HLSPlaylist.failure(number, "#EXTINF duration \"\(text.prefix(40))\" is not a non-negative number")
             }
             pendingDuration = (number, seconds)
         case .tag("EXT-X-BYTERANGE", let value):
             guard let range = Self.byteRange(value) else { throw Self.badByteRange(value, line: number) }
             pendingByteRange = (number, range.length, range.offset)
+            pendingSegmentTag = true
         case .tag("EXT-X-TARGETDURATION", let value):
             guard let seconds = Double(value), seconds.isFinite, seconds >= 0 else {
                 throw HLSPlaylist.failure(number, "#EXT-X-TARGETDURATION \"\(value.prefix(40))\" is not a number")
             }
             targetDuration = seconds
         case .tag("EXT-X-MEDIA-SEQUENCE", let value):
-            guard let sequence = Int(value), sequence >= 0 else {
+            // Negative ones are written too (hls.js reads them); segments are numbered from it all the same.
+            guard let sequence = Int(value) else {
                 throw HLSPlaylist.failure(number, "#EXT-X-MEDIA-SEQUENCE \"\(value.prefix(40))\" is not a sequence number")
             }
             mediaSequence = (number, sequence)
         case .tag("EXT-X-DISCONTINUITY", _):
             pendingDiscontinuity = true
+            pendingSegmentTag = true
         case .tag("EXT-X-GAP", _):
             pendingGap = true
+            pendingSegmentTag = true
         case .tag("EXT-X-ENDLIST", _):
             hasEndList = true
         case .tag("EXT-X-PLAYLIST-TYPE", let value):
             isVOD = value == "VOD"
         case .tag("EXT-X-MAP", let value):
             initialization = try map(HLSAttributes(value), line: number)
+            // The key in force at the map encrypts it too; whole-file AES-128 of an init section has no
+            // sequence number to stand in for a missing IV (hls.js guesses 0, which silently garbles it).
+            if encryption.takesSequenceIV {
+                throw HLSPlaylist.failure(number, "#EXT-X-MAP is encrypted with AES-128 by a key with no IV, which RFC 8216 requires")
+            }
+            initializationEncryption = encryption
         case .tag("EXT-X-KEY", let value):
             let key = try key(HLSAttributes(value), line: number)
             // Of one segment's keys, a clear key vfetch can use wins over DRM listed beside it, else
@@ -81,6 +110,7 @@ struct HLSMediaPlaylistReader {
             // all those before it, took a minute.
             if segmentSinceKey || encryption == .none || (key.isClearKey && !encryption.isClearKey) {
                 encryption = key
+                sequenceIVKeyLine = encryption.takesSequenceIV ? number : nil
             }
             segmentSinceKey = false
         case .tag, .blank:
@@ -93,20 +123,40 @@ struct HLSMediaPlaylistReader {
 
     /// The segment list, once every line has been read.
     func finish(lastLine: Int) throws(StreamParseError) -> SegmentList {
-        if let pendingDuration { throw HLSPlaylist.failure(pendingDuration.line, "#EXTINF has no URI after it") }
-        guard !segments.isEmpty else { throw HLSPlaylist.failure(lastLine, "the media playlist has no segments") }
+        // A live list read while the server wrote it may end in an EXTINF whose URI is still to come.
+        if let pendingDuration, hasEndList || isVOD {
+            throw HLSPlaylist.failure(pendingDuration.line, "#EXTINF has no URI after it")
+        }
+        guard !segments.isEmpty else {
+            if let strayLine { throw HLSPlaylist.failure(strayLine, "a URI with no #EXTINF before it") }
+            throw HLSPlaylist.failure(lastLine, "the media playlist has no segments")
+        }
         // Sequence numbers are positions until now: EXT-X-MEDIA-SEQUENCE may come late in the text.
         guard mediaSequence.value.addingReportingOverflow(position - 1).overflow == false else {
             throw HLSPlaylist.failure(mediaSequence.line, "#EXT-X-MEDIA-SEQUENCE \(mediaSequence.value) is too large")
         }
-        var list = SegmentList(segments: segments, isComplete: hasEndList || isVOD, targetDuration: targetDuration)
+        if let first = firstSequenceIV, mediaSequence.value + first.position < 0 {
+            throw HLSPlaylist.failure(
+                mediaSequence.line,
+                "#EXT-X-MEDIA-SEQUENCE \(mediaSequence.value) makes a segment's number negative, and an AES-128 key with no IV"
+                    + " (line \(first.keyLine)) needs it as the IV")
+        }
+        var list = SegmentList(
+            segments: segments, isComplete: hasEndList || isVOD, targetDuration: targetDuration, gapSeconds: gapSeconds,
+            hasUnknownDuration: hasUnknownDuration)
         for index in list.segments.indices { list.segments[index].sequence += mediaSequence.value }
         return list
     }
 
     private mutating func readSegment(_ uri: Substring, line: Int) throws(StreamParseError) {
         guard let duration = pendingDuration else {
-            throw HLSPlaylist.failure(line, "a URI with no #EXTINF before it")
+            // Stray text between segments, as hls.js and ffmpeg ignore it; but a URI that has a segment's
+            // own tags is a segment whose duration is missing, and leaving it out would lose media.
+            guard !pendingSegmentTag else {
+                throw HLSPlaylist.failure(line, "a URI with no #EXTINF before it")
+            }
+            strayLine = strayLine ?? line
+            return
         }
         // Gaps count: each is a line read and a sequence number.
         guard budget.takeSegments(1) else {
@@ -126,11 +176,15 @@ struct HLSMediaPlaylistReader {
         }
         if pendingGap {
             pendingDiscontinuity = true
+            gapSeconds += max(0, duration.seconds)
         } else {
+            if duration.seconds < 0 { hasUnknownDuration = true }
+            if let sequenceIVKeyLine, firstSequenceIV == nil { firstSequenceIV = (position, sequenceIVKeyLine) }
             segments.append(
                 MediaSegment(
-                    resource: MediaResource(url: resource, byteRange: byteRange), duration: duration.seconds,
-                    sequence: position, initialization: initialization, encryption: encryption,
+                    resource: MediaResource(url: resource, byteRange: byteRange), duration: max(0, duration.seconds),
+                    sequence: position, initialization: initialization, initializationEncryption: initializationEncryption,
+                    encryption: encryption,
                     discontinuity: pendingDiscontinuity
                 )
             )
@@ -140,6 +194,7 @@ struct HLSMediaPlaylistReader {
         pendingDuration = nil
         pendingByteRange = nil
         pendingGap = false
+        pendingSegmentTag = false
         segmentSinceKey = true
     }
 
@@ -204,5 +259,10 @@ extension SegmentEncryption {
     /// AES-128 with a key vfetch fetches: encryption it can undo.
     fileprivate var isClearKey: Bool {
         if case .aes128 = self { true } else { false }
+    }
+
+    /// AES-128 whose IV is each segment's sequence number (no IV attribute).
+    fileprivate var takesSequenceIV: Bool {
+        if case .aes128(_, nil) = self { true } else { false }
     }
 }

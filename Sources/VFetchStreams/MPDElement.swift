@@ -63,19 +63,28 @@ struct MPDElement: Sendable, Equatable {
         return value
     }
 
-    /// Reads an XML document with Foundation's `XMLParser` (libxml2), external entities off.
+    /// Reads an XML document with Foundation's `XMLParser` (libxml2), external entities off. A
+    /// document in another encoding than UTF-8 is converted to it first (`XMLEncoding`).
     ///
     /// A document type declaration is refused outright: an MPD has none, and it is where XXE and
     /// billion laughs live. (Foundation's XMLParser on Linux registers no entity declaration, so
-    /// libxml2 expands none, which also covers a UTF-16 document, whose `<!DOCTYPE` this byte
-    /// search does not see.)
+    /// libxml2 expands none.)
     static func parse(_ bytes: some Collection<UInt8>) throws(StreamParseError) -> MPDElement {
-        guard bytes.count <= maxBytes else {
-            throw StreamParseError(
-                "the manifest is \(bytes.count) bytes, more than the \(maxBytes >> 20) MiB vfetch reads")
+        try checkSize(bytes.count)
+        if let converted = try XMLEncoding.utf8(bytes) { return try parseUTF8(converted) }
+        return try parseUTF8(bytes)
+    }
+
+    private static func checkSize(_ count: Int) throws(StreamParseError) {
+        guard count <= maxBytes else {
+            throw StreamParseError("the manifest is \(count) bytes, more than the \(maxBytes >> 20) MiB vfetch reads")
         }
+    }
+
+    private static func parseUTF8(_ bytes: some Collection<UInt8>) throws(StreamParseError) -> MPDElement {
+        try checkSize(bytes.count)
         // libxml2 in recovery mode (as Foundation runs it) hands on names with invalid UTF-8, and
-        // Foundation traps on them: a manifest must be UTF-8 (or UTF-16, which libxml2 converts).
+        // Foundation traps on them.
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw StreamParseError("the manifest is not UTF-8 text")
         }

@@ -45,7 +45,7 @@ package enum StreamFormat: String, Sendable, Equatable {
             if name.hasSuffix(".m3u8") || name.hasSuffix(".m3u") { return .hls }
             return name.hasSuffix(".mpd") ? .dash : nil
         }
-        let text = String(decoding: firstBytes.prefix(1024), as: UTF8.self)
+        let text = XMLEncoding.prefixText(firstBytes)
         let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
         if trimmed.hasPrefix("#EXTM3U") { return .hls }
         if trimmed.hasPrefix("<"), text.contains("<MPD") { return .dash }
@@ -149,13 +149,26 @@ package struct SegmentList: Sendable, Equatable {
     /// after about this long.
     package var targetDuration: Double?
 
-    package init(segments: [MediaSegment], isComplete: Bool, targetDuration: Double? = nil) {
+    /// Seconds of HLS `EXT-X-GAP` segments: media time the list covers with nothing to fetch.
+    package var gapSeconds: Double
+    /// Some entry's length is unknown (an IPTV `#EXTINF:-1`): its segment counts 0 seconds.
+    package var hasUnknownDuration: Bool
+
+    package init(
+        segments: [MediaSegment], isComplete: Bool, targetDuration: Double? = nil, gapSeconds: Double = 0,
+        hasUnknownDuration: Bool = false
+    ) {
         self.segments = segments
         self.isComplete = isComplete
         self.targetDuration = targetDuration
+        self.gapSeconds = gapSeconds
+        self.hasUnknownDuration = hasUnknownDuration
     }
 
-    package var duration: Double { segments.reduce(0) { $0 + $1.duration } }
+    /// Media seconds the list covers, gaps included; nil when an entry's length is unknown.
+    package var duration: Double? {
+        hasUnknownDuration ? nil : segments.reduce(gapSeconds) { $0 + $1.duration }
+    }
 }
 
 /// Bytes at a URL: the whole resource, or one byte range of it (`EXT-X-BYTERANGE`, `@mediaRange`).
@@ -180,18 +193,22 @@ package struct MediaSegment: Sendable, Equatable {
     /// The initialization section in force for this segment (`EXT-X-MAP`, DASH `Initialization`), which
     /// a decoder needs before it.
     package var initialization: MediaResource?
+    /// How the initialization section is encrypted: by the HLS key in force at its `EXT-X-MAP`, whose IV
+    /// it then names (RFC 8216 4.3.2.5).
+    package var initializationEncryption: SegmentEncryption
     package var encryption: SegmentEncryption
     /// `EXT-X-DISCONTINUITY` before this segment: timestamps or encoding change here.
     package var discontinuity: Bool
 
     package init(
         resource: MediaResource, duration: Double, sequence: Int, initialization: MediaResource? = nil,
-        encryption: SegmentEncryption = .none, discontinuity: Bool = false
+        initializationEncryption: SegmentEncryption = .none, encryption: SegmentEncryption = .none, discontinuity: Bool = false
     ) {
         self.resource = resource
         self.duration = duration
         self.sequence = sequence
         self.initialization = initialization
+        self.initializationEncryption = initializationEncryption
         self.encryption = encryption
         self.discontinuity = discontinuity
     }

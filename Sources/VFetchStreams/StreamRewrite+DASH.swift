@@ -11,6 +11,7 @@ extension StreamRewrite {
     static func dash(
         _ bytes: [UInt8], url: URL, own: Set<String>, budget: SegmentBudget, link: @escaping (String) -> String
     ) throws(StreamParseError) -> ([UInt8], isLive: Bool) {
+        let bytes = try XMLEncoding.utf8(bytes) ?? bytes  // edited as the UTF-8 text the parser reads
         let root = try MPDElement.parse(bytes)
         guard root.name == "MPD" else {
             throw StreamParseError("the document is <\(root.name.prefix(40))>, not a DASH manifest (<MPD>)")

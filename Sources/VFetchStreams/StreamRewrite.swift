@@ -79,6 +79,9 @@ package enum StreamRewrite {
         var hasEnd = false
         var segments: [String] = []
         var number = 0
+        // Whether a URI line now is what a tag before it describes; one that is not is stray text, which
+        // players ignore and the parser does too (`HLSMediaPlaylistReader`): it is left out, not linked.
+        var awaitsURI = false
         // Every URI is written out, the same one as often as it is listed: each counts.
         var budget = budget
         var rest = body
@@ -97,7 +100,10 @@ package enum StreamRewrite {
             switch line.content {
             case .blank:
                 output += raw
+            case .uri where !awaitsURI:
+                continue
             case .uri(let uri):
+                awaitsURI = false
                 var target: String?
                 output += try linked(uri, url: url, own: own, line: number, budget: &budget) { absolute in
                     target = absolute
@@ -108,6 +114,7 @@ package enum StreamRewrite {
             case .tag(let name, _):
                 if ["EXTINF", "EXT-X-TARGETDURATION", "EXT-X-MEDIA-SEQUENCE"].contains(name) { isMedia = true }
                 if name == "EXT-X-ENDLIST" { hasEnd = true }
+                if Self.tagsBeforeAURI.contains(name) { awaitsURI = true }
                 let isKey = name == "EXT-X-KEY" || name == "EXT-X-SESSION-KEY"
                 output += try linkingAttributes(
                     content, url: url, own: own, line: number, budget: &budget, link: isKey ? linkKey : link)
@@ -171,6 +178,11 @@ package enum StreamRewrite {
         }
         return link(absolute.absoluteString)
     }
+
+    /// The tags a URI line follows: a variant's, or a segment's own.
+    private static let tagsBeforeAURI: Set<Substring> = [
+        "EXTINF", "EXT-X-STREAM-INF", "EXT-X-BYTERANGE", "EXT-X-DISCONTINUITY", "EXT-X-GAP",
+    ]
 
     /// The scheme of an absolute URI (RFC 3986 3.1), lowercased; nil for a relative reference.
     static func schemeOf(_ uri: Substring) -> String? {

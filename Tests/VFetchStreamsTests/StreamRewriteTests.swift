@@ -117,6 +117,19 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
         #expect(rewritten.hasSuffix("#EXTINF:2,\n\(link("http://live.example.com/ch/seg100.ts"))\n"))
     }
 
+    @Test func strayLinesBetweenSegmentsAreLeftOutNotLinked() throws {
+        // Text no #EXTINF describes (here not even a URI): players and `get` ignore it, so serve does too.
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\nleft by the packager\n#EXTINF:2,\nb.ts\n#EXT-X-ENDLIST\n"
+        let document = try StreamRewrite.rewrite(
+            Array(text.utf8), format: .hls, url: URL(string: "https://a.example/v/i.m3u8")!, link: link)
+        let rewritten = String(decoding: document.bytes, as: UTF8.self)
+        #expect(
+            rewritten
+                == "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n\(link("https://a.example/v/a.ts"))\n#EXTINF:2,\n"
+                + "\(link("https://a.example/v/b.ts"))\n#EXT-X-ENDLIST\n")
+        #expect(document.segments == ["https://a.example/v/a.ts", "https://a.example/v/b.ts"])
+    }
+
     @Test func byteOrderMarkAndLeadingBlankLinesAreKept() throws {
         let text = "\u{FEFF}#EXTM3U\n\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8"
         let (rewritten, _) = try hls(text, url: "https://a.example/m.m3u8")
