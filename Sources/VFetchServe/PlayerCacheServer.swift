@@ -30,13 +30,13 @@ public final class PlayerCacheServer: Sendable {
     /// "http://127.0.0.1:PORT".
     public let baseURL: String
     private let server: CacheServer
-    private let directory: CacheDirectory
+    private let cache: PlayerCache
     /// The download queue it hosts (see `PlayerCacheServer+Queue.swift`).
     let queue: DownloadService
 
-    private init(server: CacheServer, directory: CacheDirectory, queue: DownloadService) {
+    private init(server: CacheServer, cache: PlayerCache, queue: DownloadService) {
         self.server = server
-        self.directory = directory
+        self.cache = cache
         self.queue = queue
         baseURL = server.baseURL
     }
@@ -62,7 +62,7 @@ public final class PlayerCacheServer: Sendable {
                 cache: cache, downloads: downloads, token: token, host: "127.0.0.1", port: port,
                 crossOrigin: try CrossOriginPolicy(allowing: []))
             await downloads.start()
-            return PlayerCacheServer(server: server, directory: directory, queue: downloads)
+            return PlayerCacheServer(server: server, cache: cache, queue: downloads)
         } catch {
             await cache.shutdown()
             throw CannotListen(description: "cannot listen on 127.0.0.1:\(port): \(CacheServer.reason(listening: error))")
@@ -86,14 +86,22 @@ public final class PlayerCacheServer: Sendable {
 
     /// The files the cache holds, as saved on disk (at the latest checkpoint of each).
     public func entries() -> [Entry] {
-        directory.entries().filter { !$0.isSecret }.map {
+        cache.directory.entries().filter { !$0.isSecret }.map {
             Entry(url: $0.url, length: $0.length, bytesCached: $0.bytesCached, lastAccess: $0.lastAccess)
         }
+    }
+
+    /// Removes what the cache holds for `url`, as `vfetch cache rm URL` does. False when it holds nothing for
+    /// it, or a player reads it or it is being fetched now (try again when that ends).
+    public func removeEntry(url: String) async -> Bool {
+        let cache = cache
+        let found = try? await cache.disk.runIfActive { cache.remove(named: url) }
+        return found?.removed.isEmpty == false
     }
 
     /// Stops serving: every download checkpoints, and the index is saved for the next start.
     public func stop() async {
         await server.shutdown()
-        directory.unlock()
+        cache.directory.unlock()
     }
 }

@@ -30,6 +30,15 @@ struct PlayerCacheServerTests {
             #expect(try await curl(reopened.proxyURL(for: url), to: directory + "/again.mp4") == 0)
             #expect(try sha256(file: directory + "/again.mp4") == sha256(bytes))
             #expect(origin.bytesServed("/movie.mp4") <= served + 1, "\(origin.requests.map { ($0.status, $0.header("range")) })")
+            // In use until the server has seen the reader go.
+            var removed = false
+            for _ in 0..<200 where !removed {
+                removed = await reopened.removeEntry(url: url)
+                if !removed { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(removed)
+            #expect(reopened.entries().isEmpty)
+            #expect(await !reopened.removeEntry(url: url), "nothing left to remove")
             await reopened.stop()
         }
     }
