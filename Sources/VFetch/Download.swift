@@ -25,8 +25,23 @@ public final class Download: Sendable {
     /// Progress, notices and the summary, as they happen; ends when `run()` returns.
     public let events: AsyncStream<DownloadEvent>
     private let continuation: AsyncStream<DownloadEvent>.Continuation
-    /// The part running now, for `cancel()`; `cancelled` stops a part that has yet to start.
-    private let running = Mutex<(part: Part?, cancelled: Bool)>((nil, false))
+    /// The part running now, for `cancel()` and `pause()`; `cancelled` and `paused` stop a part that has yet
+    /// to start, and `run()` waits in `resumed` while paused.
+    private let running = Mutex(Control())
+
+    private struct Control {
+        var part: Part?
+        var cancelled = false
+        var paused = false
+        /// A pause stopped the part running: its `interrupted` is not the download's end.
+        var partStoppedByPause = false
+        var resumed: CheckedContinuation<Void, Never>?
+
+        mutating func takePartStoppedByPause() -> Bool {
+            defer { partStoppedByPause = false }
+            return partStoppedByPause && !cancelled
+        }
+    }
 
     private enum Part {
         case file(FileDownload)
@@ -53,10 +68,17 @@ public final class Download: Sendable {
     public func run() async throws(DownloadError) -> DownloadSummary {
         defer { continuation.finish() }
         let result = await withTaskCancellationHandler { () async -> Result<DownloadSummary, DownloadError> in
-            do throws(DownloadError) {
-                return .success(try await runFileOrStream())
-            } catch {
-                return .failure(error)
+            while true {
+                do throws(DownloadError) {
+                    return .success(try await runFileOrStream())
+                } catch .interrupted where running.withLock({ $0.takePartStoppedByPause() }) {
+                    // Paused: what was saved stays; the same download goes on from it once resumed.
+                    continuation.yield(.notice("paused"))
+                    await untilResumed()
+                    if running.withLock({ $0.cancelled }) { return .failure(.interrupted) }
+                } catch {
+                    return .failure(error)
+                }
             }
         } onCancel: {
             cancel()
@@ -83,11 +105,49 @@ public final class Download: Sendable {
     /// Stops the download; `run()` then throws `DownloadError.interrupted` and what was saved stays
     /// for the next run.
     public func cancel() {
-        let part = running.withLock { running in
+        let (part, resumed) = running.withLock { running in
             running.cancelled = true
+            defer { running.resumed = nil }
+            return (running.part, running.resumed)
+        }
+        part?.cancel()
+        resumed?.resume()
+    }
+
+    /// Stops the transfers, keeping what was saved, as URLSession's `suspend()`: `run()` does not return
+    /// but waits for ``resume()`` and then goes on from the saved bytes (a stream from its kept segments).
+    /// The event `notice("paused")` says the transfers have stopped. A stream's remux, once begun, is not
+    /// paused.
+    public func pause() {
+        let part = running.withLock { running in
+            guard !running.cancelled else { return nil as Part? }
+            running.paused = true
+            running.partStoppedByPause = true
             return running.part
         }
         part?.cancel()
+    }
+
+    /// Goes on after ``pause()``.
+    public func resume() {
+        let resumed = running.withLock { running in
+            running.paused = false
+            defer { running.resumed = nil }
+            return running.resumed
+        }
+        resumed?.resume()
+    }
+
+    /// Returns once resumed (or cancelled).
+    private func untilResumed() async {
+        await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+            let waits = running.withLock { running in
+                guard running.paused, !running.cancelled else { return false }
+                running.resumed = resumed
+                return true
+            }
+            if !waits { resumed.resume() }
+        }
     }
 
     /// Makes a partial file another program left at the output (as `wget -c` finds it) the `NAME.part`
@@ -170,11 +230,12 @@ public final class Download: Sendable {
     private func run<Summary>(
         _ part: Part, events: AsyncStream<DownloadEvent>, _ body: () async throws(DownloadError) -> Summary
     ) async throws(DownloadError) -> Summary {
-        let cancelled = running.withLock { running in
+        let stopped = running.withLock { running in
             running.part = part
-            return running.cancelled
+            if running.paused { running.partStoppedByPause = true }
+            return running.cancelled || running.paused
         }
-        if cancelled { part.cancel() }
+        if stopped { part.cancel() }
         let continuation = continuation
         let unusedFormat = options.format.map { "--format \($0) is for HLS and DASH streams; this is a plain file, saved whole" }
         let playable = options.playbackOrder && { if case .file = part { true } else { false } }() ? PlayableTracker() : nil

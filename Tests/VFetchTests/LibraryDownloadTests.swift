@@ -43,6 +43,52 @@ struct LibraryDownloadTests {
         }
     }
 
+    /// As URLSession's suspend and resume: a paused download keeps its bytes and asks for nothing, and
+    /// resumed, the same `run()` goes on from what was saved and ends with the whole file.
+    @Test func aPausedDownloadAsksForNothingAndGoesOnWhenResumed() async throws {
+        let bytes = randomBytes(4 << 20, seed: 92)
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", bytes)
+            var link = OriginConfiguration()
+            link.linkBytesPerSecond = 256 << 10  // all connections together: 16 s for the file
+            origin.configuration = link
+            let download = Download(url: origin.url("/f.bin"), to: .file(directory + "/f.bin"))
+            let running = Task { try await download.run() }
+            var starts = 0
+            for await event in download.events {
+                if case .started = event { starts += 1 }
+                if case .progress(let progress) = event, progress.bytesDone > 0 { break }
+            }
+            download.pause()
+            for await event in download.events where event == .notice("paused") { break }
+            let asked = origin.requests.count
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(origin.requests.count == asked, "paused, yet it asked for more")
+            origin.configuration = OriginConfiguration()
+            download.resume()
+            let summary = try await running.value
+            for await event in download.events { if case .started = event { starts += 1 } }
+            #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
+            #expect(summary.resumedBytes > 0, "went on from the saved bytes")
+            #expect(starts == 2, "one start per go")
+        }
+    }
+
+    @Test func aCancelWhilePausedEndsTheRun() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", randomBytes(1 << 20, seed: 93))
+            var link = OriginConfiguration()
+            link.linkBytesPerSecond = 64 << 10
+            origin.configuration = link
+            let download = Download(url: origin.url("/f.bin"), to: .file(directory + "/f.bin"))
+            download.pause()  // before it starts: it waits
+            let running = Task { try await download.run() }
+            try await Task.sleep(for: .milliseconds(200))
+            download.cancel()
+            await #expect(throws: DownloadError.interrupted) { try await running.value }
+        }
+    }
+
     @Test func aPlainFileIsByteExactThroughTheSameDownload() async throws {
         let bytes = randomBytes(3 << 20, seed: 91)
         try await withOrigin { origin, directory in
