@@ -49,8 +49,10 @@ struct LibraryDownloadTests {
         let bytes = randomBytes(4 << 20, seed: 92)
         try await withOrigin { origin, directory in
             origin.publish("/f.bin", bytes)
+            // 16 KiB/s for all connections together: the file cannot end before the pause, however late a busy
+            // machine lets the test see its first progress (in a CI run: over a minute).
             var link = OriginConfiguration()
-            link.linkBytesPerSecond = 256 << 10  // all connections together: 16 s for the file
+            link.linkBytesPerSecond = 16 << 10
             origin.configuration = link
             let download = Download(url: origin.url("/f.bin"), to: .file(directory + "/f.bin"))
             let running = Task { try await download.run() }
@@ -60,7 +62,12 @@ struct LibraryDownloadTests {
                 if case .progress(let progress) = event, progress.bytesDone > 0 { break }
             }
             download.pause()
-            for await event in download.events where event == .notice("paused") { break }
+            var paused = false
+            for await event in download.events where event == .notice("paused") {
+                paused = true
+                break
+            }
+            #expect(paused, "no notice that it paused")
             let asked = origin.requests.count
             try await Task.sleep(for: .milliseconds(500))
             #expect(origin.requests.count == asked, "paused, yet it asked for more")
