@@ -35,6 +35,10 @@ declare -A ALLOWED=(
     # each time (a 304 with their ETag while unchanged), so a new vfetch's page is used at once and
     # never a stale script with a new server. nginx leaves the freshness of its files to caches.
     [FRESHNESS_NO_CACHE]="serve's player page is revalidated on every use (Cache-Control: no-cache)"
+    # The player and queue pages say `Referrer-Policy: no-referrer`: a request they make never tells another
+    # site the page's address (the queue page's may have held the API token in its fragment before the
+    # page took it off). REDbot counts it as GOOD; nginx's default configuration sends none.
+    [REFERRER_POLICY_STRICT]="serve's pages send Referrer-Policy: no-referrer"
 )
 
 while (($#)); do
