@@ -34,11 +34,16 @@ enum Interrupts {
                 let count = read(reading, &byte, 1)
                 if count < 0, errno == EINTR { continue }
                 guard count == 1 else { return }
-                let player = forwardedTo.load(ordering: .relaxed)
-                if player > 0 {
-                    kill(player, Int32(byte))
-                    continue
+                // A signal while the player starts waits for its PID (`forward(to:)` sends it then).
+                let player = forwardedTo.withLock { state -> pid_t? in
+                    switch state {
+                    case .none: return nil
+                    case .starting: state = .starting(pending: Int32(byte))
+                    case .running(let pid): kill(pid, Int32(byte))
+                    }
+                    return 0
                 }
+                if player != nil { continue }
                 let pending = action.withLock { action in
                     defer { action = nil }
                     return action
@@ -58,11 +63,27 @@ enum Interrupts {
     /// process ends as the player does: stopped by a service manager or a closed terminal, `vfetch play`
     /// leaves no player behind. (SIGHUP stays ignored under `nohup`.)
     static func forward(to pid: pid_t) {
-        forwardedTo.store(pid, ordering: .relaxed)
+        let pending = forwardedTo.withLock { state -> Int32? in
+            defer { state = .running(pid) }
+            if case .starting(let pending) = state { return pending }
+            return nil
+        }
+        if let pending { kill(pid, pending) }
         var current = sigaction()
         guard sigaction(SIGHUP, nil, &current) == 0 else { return }
         let ignored = current.__sigaction_handler.sa_handler.map { unsafeBitCast($0, to: Int.self) } == unsafeBitCast(SIG_IGN, to: Int.self)
         if !ignored { handle(SIGHUP) }
+    }
+
+    /// Before a player is started: a SIGINT or SIGTERM from now on is kept for it (`forward(to:)`), not
+    /// taken as this process's own, so a stop that comes as the player starts still stops the player.
+    static func startingPlayer() {
+        forwardedTo.withLock { $0 = .starting(pending: nil) }
+    }
+
+    /// The player did not start: signals are this process's own again.
+    static func noPlayer() {
+        forwardedTo.withLock { $0 = .none }
     }
 
     /// Sends `signal` to the pipe the reading thread watches.
@@ -78,8 +99,15 @@ enum Interrupts {
     }
 }
 
-/// The player `vfetch play` waits for, which signals go to; 0: none.
-private let forwardedTo = Atomic<Int32>(0)
+/// The player `vfetch play` waits for, which signals go to.
+private enum Player {
+    case none
+    /// Being started; the last signal that came meanwhile.
+    case starting(pending: Int32?)
+    case running(pid_t)
+}
+
+private let forwardedTo = Mutex(Player.none)
 
 /// Read by the signal handler, which may touch nothing but an atomic.
 private let interruptPipeWriteEnd = Atomic<Int32>(-1)

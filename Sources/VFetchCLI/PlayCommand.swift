@@ -73,7 +73,11 @@ struct PlayCommand: ParsableCommand {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst()) + [local]
-        try process.run()
+        Interrupts.startingPlayer()
+        do { try process.run() } catch {
+            Interrupts.noPlayer()
+            throw error
+        }
         Interrupts.forward(to: process.processIdentifier)
         process.waitUntilExit()
         // A player ended by a signal exits as a shell says it: 128 + the signal (143 for SIGTERM).
