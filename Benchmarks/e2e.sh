@@ -29,8 +29,9 @@
 #   --scenario NAME      one of the scenarios above (repeatable or
 #                        comma-separated; default: all of them)
 #   --tools LIST         comma-separated subset of vfetch,aria2c,aria2c-x4,axel,curl,wget
-#                        (default), and vfetch-nocp (vfetch without periodic
-#                        checkpoints).  Each scenario runs the listed tools it
+#                        (default), vfetch-nocp (vfetch without periodic
+#                        checkpoints) and vfetch-base (the binary in
+#                        $VFETCH_BASE, e.g. main before a change).  Each scenario runs the listed tools it
 #                        has: aria2c-x4 only in limited; in h2 vfetch, aria2c
 #                        and curl; in huge vfetch only
 #   --timeout SEC        per-run time limit (default: derived from size and rate)
@@ -58,7 +59,7 @@ REPORT_PY="$SCRIPT_DIR/e2e_report.py"
 readonly MIB=1048576
 readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/, /uneven/, /limited/ and /h2/
 readonly ALL_SCENARIOS=(cdn uneven limited h2 unthrottled small huge)
-readonly ALL_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget vfetch-nocp)
+readonly ALL_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget vfetch-nocp vfetch-base)
 readonly DEFAULT_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget)
 DEFAULT_REPS=5   # medians of 5 (lib.sh: check_common_options)
 
@@ -114,7 +115,7 @@ scenario_tools() {  # the tools a scenario runs (of those selected)
         huge) peers="" ;;             # vfetch's memory only
         *) peers="aria2c axel curl wget" ;;
     esac
-    echo "vfetch vfetch-nocp $peers"
+    echo "vfetch vfetch-base vfetch-nocp $peers"
 }
 scenario_timeout() {  # per-run limit in seconds
     local size; size=$(scenario_size "$1")
@@ -131,11 +132,12 @@ NOTES=()
 ACTIVE_TOOLS=()
 for t in "${TOOLS[@]}"; do
     if [[ $t == vfetch* ]]; then
-        if [[ -x $VFETCH_BIN ]]; then
+        bin=$(vfetch_bin "$t")
+        if [[ -n $bin && -x $bin ]]; then
             ACTIVE_TOOLS+=("$t")
         else
-            log "NOTE: vfetch binary not found at ${VFETCH_BIN#"$REPO_ROOT"/} (set \$VFETCH or run 'swift build -c release'); skipping vfetch"
-            NOTES+=("vfetch skipped: binary not found (${VFETCH_BIN#"$REPO_ROOT"/})")
+            log "NOTE: $t binary not found at '${bin#"$REPO_ROOT"/}' (set \$VFETCH / \$VFETCH_BASE or run 'swift build -c release'); skipping it"
+            NOTES+=("$t skipped: binary not found ('${bin#"$REPO_ROOT"/}')")
         fi
     elif command -v "${t%%-*}" >/dev/null 2>&1; then   # aria2c-x4 is aria2c
         ACTIVE_TOOLS+=("$t")
@@ -193,9 +195,9 @@ tool_cmd() {  # tool url outdir outname [cafile]
     local extra=() cacert=() cacertificate=()
     if [[ -n $ca ]]; then cacert=(--cacert "$ca"); cacertificate=("--ca-certificate=$ca"); fi
     case $tool in
-        vfetch)
+        vfetch|vfetch-base)
             [[ -n $VFETCH_ARGS ]] && read -r -a extra <<<"$VFETCH_ARGS"
-            CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json "${cacert[@]}" "${extra[@]}") ;;
+            CMD=("$(vfetch_bin "$tool")" get "$url" -o "$dir/$name" --json "${cacert[@]}" "${extra[@]}") ;;
         vfetch-nocp)  # vfetch without periodic checkpoints: what checkpointing costs
             CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json --checkpoint-interval 0 "${cacert[@]}") ;;
         aria2c)    CMD=(aria2c -x16 -s16 -k1M "${cacertificate[@]}" --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;

@@ -12,6 +12,12 @@ CACHE_DIR="$RESULTS_DIR/.cache"   # what is made once and kept between runs (cli
 CONF_TEMPLATE="$SCRIPT_DIR/nginx.conf.in"
 PLOTS_PY="$SCRIPT_DIR/plots.py"
 VFETCH_BIN=${VFETCH:-$REPO_ROOT/.build/release/vfetch}
+# The tool `vfetch-base` is another build (say, main before a change) run beside `vfetch` in the same
+# reps, so that the two are compared on the same machine at the same moment.
+VFETCH_BASE=${VFETCH_BASE:-}
+vfetch_bin() {  # tool: the binary a vfetch tool runs (vfetch-base: $VFETCH_BASE)
+    if [[ $1 == vfetch-base ]]; then echo "$VFETCH_BASE"; else echo "$VFETCH_BIN"; fi
+}
 
 # the script's own header comment, up to its `set -euo pipefail`
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }

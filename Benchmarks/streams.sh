@@ -27,6 +27,7 @@
 #
 # Tools (rep by rep, the starting tool rotating):
 #   vfetch      vfetch get URL -o OUT.mp4
+#   vfetch-base the same with the binary in $VFETCH_BASE (e.g. main before a change)
 #   ytdlp16     yt-dlp -N 16 (also ytdlp4: -N 4, ytdlp1: -N 1)
 #   ffmpeg      ffmpeg -i URL -map <720p video> -map <its audio> -c copy OUT.mp4
 #   streamlink  streamlink --stream-segment-threads 10 URL best (its own
@@ -48,7 +49,7 @@
 #   --reps N             repetitions per stream and tool (default 3, quick 1)
 #   --streams LIST       comma-separated subset of hls,fmp4,byterange,aes,dash
 #   --tools LIST         comma-separated subset of vfetch,ytdlp16,ytdlp4,ytdlp1,
-#                        ffmpeg,streamlink (default: all)
+#                        ffmpeg,streamlink (default: all), and vfetch-base
 #   --kills N            kills in the resume scenario (default 5; 0: no resume)
 #   --resume-args ARGS   vfetch's extra arguments there (default "-c 4 --max-speed 4M": vfetch
 #                        takes about 0.4 s here, too short to kill it mid-download; at 4 MiB/s a
@@ -118,7 +119,7 @@ if ((!${#TOOLS[@]})); then
     if ((QUICK)); then TOOLS=("${QUICK_TOOLS[@]}"); else TOOLS=("${ALL_TOOLS[@]}"); fi
 fi
 check_known stream "${ALL_STREAMS[*]}" "${STREAMS[@]}"
-check_known tool "${ALL_TOOLS[*]}" "${TOOLS[@]}"
+check_known tool "${ALL_TOOLS[*]} vfetch-base" "${TOOLS[@]}"
 
 find_nginx
 need_commands ffmpeg ffprobe python3 curl timeout sha256sum /usr/bin/time
@@ -164,7 +165,7 @@ ACTIVE_TOOLS=()
 for t in "${TOOLS[@]}"; do
     why=""
     case $t in
-        vfetch) [[ -x $VFETCH_BIN ]] || why="binary not found (${VFETCH_BIN#"$REPO_ROOT"/}; set \$VFETCH or run 'swift build -c release')" ;;
+        vfetch*) bin=$(vfetch_bin "$t"); [[ -n $bin && -x $bin ]] || why="binary not found ('${bin#"$REPO_ROOT"/}'; set \$VFETCH / \$VFETCH_BASE or run 'swift build -c release')" ;;
         ytdlp*) [[ -n $YTDLP ]] || why="yt-dlp not installed" ;;
         streamlink) [[ -n $STREAMLINK ]] || why="streamlink not installed" ;;
         ffmpeg) ;;
@@ -209,9 +210,9 @@ tool_cmd() {  # tool stream url
     local tool=$1 stream=$2 url=$3 extra=() v a
     OUTFILE="$OUT/out.mp4"
     case $tool in
-        vfetch)
+        vfetch|vfetch-base)
             [[ -n $VFETCH_ARGS ]] && read -r -a extra <<<"$VFETCH_ARGS"
-            CMD=("$VFETCH_BIN" get "$url" -o "$OUTFILE" "${extra[@]}") ;;
+            CMD=("$(vfetch_bin "$tool")" get "$url" -o "$OUTFILE" "${extra[@]}") ;;
         ytdlp*)
             CMD=("$YTDLP" --ignore-config --no-cache-dir --no-progress -N "${tool#ytdlp}" --abort-on-unavailable-fragments
                 --merge-output-format mp4 -o "$OUT/out.%(ext)s" "$url") ;;

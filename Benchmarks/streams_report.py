@@ -28,8 +28,9 @@ from report_common import (  # noqa: E402
 TARGET_RATIO = 0.6   # issue 18: vfetch <= 0.6x the fastest peer's wall time in the same run
 PEERS = ("ytdlp1", "ytdlp4", "ytdlp16", "ffmpeg", "streamlink")
 TOOL_NAME = {"ytdlp1": "yt-dlp -N 1", "ytdlp4": "yt-dlp -N 4", "ytdlp16": "yt-dlp -N 16", "ffmpeg": "ffmpeg -c copy",
-             "streamlink": "streamlink (10 threads)", "vfetch": "**vfetch**"}
-TOOL_ORDER = ("ytdlp1", "ytdlp4", "ytdlp16", "ffmpeg", "streamlink", "vfetch")
+             "streamlink": "streamlink (10 threads)", "vfetch": "**vfetch**",
+             "vfetch-base": "vfetch (base)"}
+TOOL_ORDER = ("ytdlp1", "ytdlp4", "ytdlp16", "ffmpeg", "streamlink", "vfetch-base", "vfetch")
 CHECK_WORDS = {
     "frames_differ": "video frames differ from the 720p variant's",
     "duration": "span off by more than 0.2 s",
