@@ -90,6 +90,12 @@ public final class Download: Sendable {
         var fileOptions = options
         fileOptions.detectsStreams = true
         var destination = destination
+        if case .directory(let directory) = destination {
+            // As aria2c and wget: the directory is made, and those above it (`get -d` and the queue alike).
+            do throws(Errno) { try FileSystem.makeDirectories(directory) } catch {
+                throw .outputNotWritable("\(directory): \(error)")
+            }
+        }
         if options.continuePartialFile, !options.overwrite, let (path, prefix) = try await adoptPartialFile() {
             destination = .file(path)
             fileOptions.adoptedPrefix = prefix

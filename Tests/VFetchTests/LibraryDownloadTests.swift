@@ -106,6 +106,17 @@ struct LibraryDownloadTests {
         }
     }
 
+    /// A directory that is not there yet is made, with those above it, as aria2c and wget do: the queue
+    /// (`vfetch add -d`) gets what `get -d` gets.
+    @Test func aMissingDirectoryIsMade() async throws {
+        let bytes = randomBytes(256 << 10, seed: 92)
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", bytes)
+            _ = try await Download(url: origin.url("/f.bin"), to: .directory(directory + "/new/sub")).run()
+            #expect(try sha256(file: directory + "/new/sub/f.bin") == sha256(bytes))
+        }
+    }
+
     /// Every kind of event, in the shapes `vfetch get --json` prints, is read into the same event and written
     /// back to the same text: an app can store, send and read what a download reports.
     @Test func everyEventIsTheSameAfterJSON() throws {
