@@ -21,12 +21,14 @@ struct ServerLocation: ParsableArguments {
         return (url, CacheDirectory.readToken(cacheDirectory: location.cacheDirectory))
     }
 
-    /// Sends one API request; answers its body decoded, or prints the server's error and exits.
+    /// Sends one API request; answers its body decoded, or prints the server's error and exits. A command
+    /// that sends several passes the server it `connect`ed to once (each `connect` proves the server).
     @discardableResult
     func call<Answer: Decodable>(
-        _ method: String, _ path: String, json: (some Encodable)? = nil as DownloadQueue.Request?, answer: Answer.Type
+        _ method: String, _ path: String, json: (some Encodable)? = nil as DownloadQueue.Request?, answer: Answer.Type,
+        via server: (url: String, token: String?)? = nil
     ) throws -> Answer {
-        let (url, token) = try connect()
+        let (url, token) = try server ?? connect()
         let body = try json.map { String(decoding: try QueueAPI.encoder.encode($0), as: UTF8.self) }
         let answer: LocalRequest.Answer
         do {
@@ -56,8 +58,8 @@ struct ServerLocation: ParsableArguments {
         }
     }
 
-    func downloads() throws -> [QueueAPI.Item] {
-        try call("GET", "/api/downloads", answer: QueueAPI.Items.self).downloads
+    func downloads(via server: (url: String, token: String?)? = nil) throws -> [QueueAPI.Item] {
+        try call("GET", "/api/downloads", answer: QueueAPI.Items.self, via: server).downloads
     }
 }
 
@@ -115,11 +117,12 @@ struct AddCommand: ParsableCommand {
             }
             writeStandardError("vfetch: started vfetch serve on \(url) in the background to run the queue (log: \(directory)/serve.log)\n")
         }
+        let server = try target.connect()
         for url in urls {
             let request = DownloadQueue.Request(
                 url: url, output: absolute(output ?? directory ?? "."), outputIsDirectory: output == nil,
                 connections: connections, headers: header, checksum: checksum, format: format)
-            print(try target.call("POST", "/api/downloads", json: request, answer: QueueAPI.Created.self).id)
+            print(try target.call("POST", "/api/downloads", json: request, answer: QueueAPI.Created.self, via: server).id)
         }
     }
 
@@ -217,14 +220,20 @@ struct PauseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause background downloads (they keep their data).")
     @Argument(help: "Download IDs.") var ids: [String]
     @OptionGroup var target: ServerLocation
-    func run() throws { for id in ids { try target.call("POST", "/api/downloads/\(id)/pause", answer: QueueAPI.Item.self) } }
+    func run() throws {
+        let server = try target.connect()
+        for id in ids { try target.call("POST", "/api/downloads/\(id)/pause", answer: QueueAPI.Item.self, via: server) }
+    }
 }
 
 struct ResumeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume paused or failed background downloads.")
     @Argument(help: "Download IDs.") var ids: [String]
     @OptionGroup var target: ServerLocation
-    func run() throws { for id in ids { try target.call("POST", "/api/downloads/\(id)/resume", answer: QueueAPI.Item.self) } }
+    func run() throws {
+        let server = try target.connect()
+        for id in ids { try target.call("POST", "/api/downloads/\(id)/resume", answer: QueueAPI.Item.self, via: server) }
+    }
 }
 
 struct RemoveCommand: ParsableCommand {
@@ -234,8 +243,9 @@ struct RemoveCommand: ParsableCommand {
         false
     @OptionGroup var target: ServerLocation
     func run() throws {
+        let server = try target.connect()
         for id in ids {
-            try target.call("DELETE", "/api/downloads/\(id)" + (delete ? "?delete=true" : ""), answer: QueueAPI.Removed.self)
+            try target.call("DELETE", "/api/downloads/\(id)" + (delete ? "?delete=true" : ""), answer: QueueAPI.Removed.self, via: server)
         }
     }
 }
@@ -255,8 +265,9 @@ struct WaitCommand: ParsableCommand {
     func run() throws {
         let told = Set((try? JSONDecoder().decode([String].self, from: Data(contentsOf: URL(fileURLWithPath: toldPath)))) ?? [])
         var active: Set<String> = []
+        let server = try target.connect()
         while true {
-            let items = try target.downloads()
+            let items = try target.downloads(via: server)
             let missing = ids.filter { id in !items.contains { $0.id == id } }
             if !missing.isEmpty {
                 writeStandardError("vfetch: no download with ID \(missing.joined(separator: ", "))\n")
