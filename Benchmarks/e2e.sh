@@ -19,7 +19,15 @@
 #                at run time), 4 MiB/s per request (= per stream), cap;
 #                vfetch (--cacert), aria2c -x16 (HTTP/1.1 over TLS) and curl
 #   unthrottled  1 GiB / 256 MiB, no rate limit, no cap
+#   mirrors      256 / 64 MiB from /limited/ and the same file from a second
+#                host (127.0.0.2, /limited-mirror/: the same rule, counted
+#                apart), cap; vfetch --mirror, aria2c -x4 and -x16 with both
+#                URIs; the limited scenario is the one-host figure
 #   small        2 MiB, as cdn
+#   many         500 files of 64 KiB, as cdn: vfetch get -i LIST -j 16, the
+#                queue (vfetch-queue: one `vfetch add` of the 500 URLs into a
+#                running serve --max-downloads 16, then `vfetch wait`) and
+#                aria2c -j 16 -i LIST; every file's SHA-256 checked
 #   huge         vfetch's memory over a 4 GiB file (quick: 1 GiB) at
 #                4 MiB/s per connection, no cap; only vfetch runs there
 #
@@ -58,9 +66,10 @@ REPORT_PY="$SCRIPT_DIR/e2e_report.py"
 # ---------------------------------------------------------------- constants
 readonly MIB=1048576
 readonly PER_CONN_BPS=$((4 * MIB))  # nginx limit_rate 4m in /cdn/, /uneven/, /limited/ and /h2/
-readonly ALL_SCENARIOS=(cdn uneven limited h2 unthrottled small huge)
-readonly ALL_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget vfetch-nocp vfetch-base)
-readonly DEFAULT_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget)
+readonly ALL_SCENARIOS=(cdn uneven limited mirrors h2 unthrottled small many huge)
+readonly ALL_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget vfetch-nocp vfetch-base vfetch-queue)
+readonly DEFAULT_TOOLS=(vfetch aria2c aria2c-x4 axel curl wget vfetch-queue)
+readonly MANY_FILES=500 MANY_SIZE=65536 MANY_AT_ONCE=16
 DEFAULT_REPS=5   # medians of 5 (lib.sh: check_common_options)
 
 # ---------------------------------------------------------------- options
@@ -99,10 +108,10 @@ fi
 SMALL=$((2 * MIB))
 
 scenario_size() {
-    case $1 in cdn|uneven|limited|h2) echo "$MEDIUM" ;; unthrottled) echo "$LARGE" ;; small) echo "$SMALL" ;; huge) echo "$HUGE" ;; esac
+    case $1 in cdn|uneven|limited|mirrors|h2) echo "$MEDIUM" ;; unthrottled) echo "$LARGE" ;; small) echo "$SMALL" ;; many) echo $((MANY_FILES * MANY_SIZE)) ;; huge) echo "$HUGE" ;; esac
 }
 scenario_location() {
-    case $1 in cdn|small|huge) echo cdn ;; uneven) echo uneven ;; limited) echo limited ;; h2) echo h2 ;; unthrottled) echo fast ;; esac
+    case $1 in cdn|small|many|huge) echo cdn ;; uneven) echo uneven ;; limited|mirrors) echo limited ;; h2) echo h2 ;; unthrottled) echo fast ;; esac
 }
 scenario_capped() {
     case $1 in unthrottled|huge) echo 0 ;; *) echo 1 ;; esac
@@ -111,6 +120,8 @@ scenario_tools() {  # the tools a scenario runs (of those selected)
     local peers
     case $1 in
         limited) peers="aria2c-x4 aria2c" ;;
+        mirrors) echo "vfetch aria2c-x4 aria2c"; return ;;   # vfetch-base may know no --mirror
+        many) echo "vfetch vfetch-queue aria2c"; return ;;
         h2) peers="aria2c curl" ;;
         huge) peers="" ;;             # vfetch's memory only
         *) peers="aria2c axel curl wget" ;;
@@ -190,21 +201,37 @@ need_commands /usr/bin/time python3 timeout
 # runs as a user would run it; --max-tries=0 --retry-wait=1 would make it
 # retry the 503s every second (and finish a little sooner, on fresh per-request
 # bursts), which is aria2 told about the host rather than aria2's defaults.
+MIRROR_URL=""   # the mirrors scenario's second source: vfetch gets it as --mirror, aria2c as a second URI
 tool_cmd() {  # tool url outdir outname [cafile]
     local tool=$1 url=$2 dir=$3 name=$4 ca=${5:-}
-    local extra=() cacert=() cacertificate=()
+    local extra=() cacert=() cacertificate=() mirror=() uris=("$2")
     if [[ -n $ca ]]; then cacert=(--cacert "$ca"); cacertificate=("--ca-certificate=$ca"); fi
+    if [[ -n $MIRROR_URL ]]; then mirror=(--mirror "$MIRROR_URL"); uris+=("$MIRROR_URL"); fi
     case $tool in
         vfetch|vfetch-base)
             [[ -n $VFETCH_ARGS ]] && read -r -a extra <<<"$VFETCH_ARGS"
-            CMD=("$(vfetch_bin "$tool")" get "$url" -o "$dir/$name" --json "${cacert[@]}" "${extra[@]}") ;;
+            CMD=("$(vfetch_bin "$tool")" get "$url" -o "$dir/$name" --json "${mirror[@]}" "${cacert[@]}" "${extra[@]}") ;;
         vfetch-nocp)  # vfetch without periodic checkpoints: what checkpointing costs
             CMD=("$VFETCH_BIN" get "$url" -o "$dir/$name" --json --checkpoint-interval 0 "${cacert[@]}") ;;
-        aria2c)    CMD=(aria2c -x16 -s16 -k1M "${cacertificate[@]}" --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;
-        aria2c-x4) CMD=(aria2c -x4 -s4 -k1M "${cacertificate[@]}" --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "$url") ;;
+        aria2c)    CMD=(aria2c -x16 -s16 -k1M "${cacertificate[@]}" --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "${uris[@]}") ;;
+        aria2c-x4) CMD=(aria2c -x4 -s4 -k1M "${cacertificate[@]}" --allow-overwrite=true --file-allocation=none -q -d "$dir" -o "$name" "${uris[@]}") ;;
         axel)   CMD=(axel -q -n 16 -o "$dir/$name" "$url") ;;
         curl)   CMD=(curl -s "${cacert[@]}" -o "$dir/$name" "$url") ;;
         wget)   CMD=(wget -q "${cacertificate[@]}" -O "$dir/$name" "$url") ;;
+    esac
+}
+# many: the command for one tool, reading the URL list LIST, writing into DIR.
+# vfetch-queue's server is started on QUEUE_CACHE before each run, untimed.
+QUEUE_CACHE=""   # set below, in the temp dir
+many_cmd() {  # tool list dir
+    local tool=$1 list=$2 dir=$3
+    case $tool in
+        vfetch) CMD=("$VFETCH_BIN" get -i "$list" -d "$dir" -j "$MANY_AT_ONCE" --quiet) ;;
+        vfetch-queue)  # the server running on QUEUE_CACHE
+            # shellcheck disable=SC2016  # $1.. are the inner shell's arguments
+            CMD=(bash -c '"$1" add --cache-dir "$2" -d "$3" $(cat "$4") >/dev/null && "$1" wait --cache-dir "$2"' _
+                "$VFETCH_BIN" "$QUEUE_CACHE" "$dir" "$list") ;;
+        aria2c) CMD=(aria2c -j "$MANY_AT_ONCE" -i "$list" -d "$dir" --allow-overwrite=true --file-allocation=none -q) ;;
     esac
 }
 tool_cmd_display() {  # tool [CERT]: the same with placeholders, for the report
@@ -219,7 +246,7 @@ tool_cmd_display() {  # tool [CERT]: the same with placeholders, for the report
 # ---------------------------------------------------------------- temp space
 NEED_BYTES=0
 declare -A NEED_SIZES=()
-for s in "${SCENARIOS[@]}"; do NEED_SIZES[$(scenario_size "$s")]=1; done
+for s in "${SCENARIOS[@]}"; do [[ $s == many ]] || NEED_SIZES[$(scenario_size "$s")]=1; done
 for s in "${SCENARIOS[@]}"; do
     if ((USE_NETNS && EUID == 0)) && [[ $(scenario_capped "$s") == 1 ]]; then NEED_SIZES[$MEDIUM]=1; fi  # link probe file
 done
@@ -259,6 +286,17 @@ for sz in $(printf '%s\n' "${!NEED_SIZES[@]}" | sort -n); do
     SHA_OF[$sz]=$(sha256sum "$WWW/$f" | awk '{print $1}')
     log "  $f  $((sz / MIB)) MiB  sha256 ${SHA_OF[$sz]:0:16}..."
 done
+
+QUEUE_CACHE="$TMP/queue-cache"
+# many: the small files under many/, their URL list and their checksums (as `sha256sum` prints them)
+if [[ " ${SCENARIOS[*]} " == *" many "* ]]; then
+    mkdir -p "$WWW/many"
+    for ((i = 0; i < MANY_FILES; i++)); do head -c "$MANY_SIZE" /dev/urandom >"$WWW/many/m$i.bin"; done
+    chmod -R a+rX "$WWW/many"
+    (cd "$WWW/many" && sha256sum -- *.bin | sort -k2) >"$TMP/many.sha256"
+    for ((i = 0; i < MANY_FILES; i++)); do echo "$BASE_URL/cdn/many/m$i.bin"; done >"$TMP/many.list"
+    log "  many/  $MANY_FILES files of $((MANY_SIZE / 1024)) KiB"
+fi
 
 # ---------------------------------------------------------------- nginx
 start_nginx "$PORT" "$TLS_PORT"
@@ -307,7 +345,20 @@ meta wrapper_ms "$WRAP_MS"
 meta base_url "$BASE_URL"
 [[ -n $TLS_PORT ]] && meta tls_url "https://127.0.0.1:$TLS_PORT"
 # the commands: over http, and (h2) over https with the certificate as CA file
-for t in "${ACTIVE_TOOLS[@]}"; do meta command "$t" "$(tool_cmd_display "$t")"; done
+for t in "${ACTIVE_TOOLS[@]}"; do [[ $t == vfetch-queue ]] || meta command "$t" "$(tool_cmd_display "$t")"; done
+if [[ " ${SCENARIOS[*]} " == *" many "* ]]; then
+    for t in $(sc_tools many); do
+        QUEUE_CACHE=CACHE many_cmd "$t" LIST OUT; CMD[0]=${CMD[0]##*/}
+        meta command_many "$t" "$(printf '%q ' "${CMD[@]}")"
+    done
+fi
+if [[ " ${SCENARIOS[*]} " == *" mirrors "* ]]; then
+    MIRROR_URL=URL2
+    for t in $(scenario_tools mirrors); do
+        [[ " ${ACTIVE_TOOLS[*]} " == *" $t "* ]] && meta command_mirrors "$t" "$(tool_cmd_display "$t")"
+    done
+    MIRROR_URL=""
+fi
 if [[ -n $CA_FILE ]]; then
     for t in $(scenario_tools h2); do
         [[ " ${ACTIVE_TOOLS[*]} " == *" $t "* ]] && meta command_h2 "$t" "$(tool_cmd_display "$t" CERT)"
@@ -325,8 +376,9 @@ for sc in "${SCENARIOS[@]}"; do
     size=$(scenario_size "$sc"); loc=$(scenario_location "$sc"); capped=$(scenario_capped "$sc")
     tmo=$(scenario_timeout "$sc")
     [[ $MODE == netns ]] || capped=0
-    file=${FILE_OF[$size]}; sha=${SHA_OF[$size]}
+    file=${FILE_OF[$size]:-}; sha=${SHA_OF[$size]:-}
     url=$(scenario_url "$sc" "$file")
+    MIRROR_URL=""; [[ $sc == mirrors ]] && MIRROR_URL="http://127.0.0.2:$PORT/limited-mirror/$file"
     ca=""; [[ $sc == h2 ]] && ca=$CA_FILE
     mapfile -t SC_TOOLS < <(sc_tools "$sc")
     NT=${#SC_TOOLS[@]}
@@ -334,7 +386,7 @@ for sc in "${SCENARIOS[@]}"; do
     meta scenario "$sc" "$size" "/$loc/" "$capped" "$tmo"
     # untimed warm-up: one unthrottled download of the same file into the same
     # directory, so that the first timed run does not pay for cold memory alone
-    if command -v curl >/dev/null; then
+    if [[ $sc != many ]] && command -v curl >/dev/null; then
         measure 120 "$TMP/warmup.log" curl -s -A e2e-harness -o "$OUT/dl.bin" "$BASE_URL/fast/$file" || true
         clean_out
     fi
@@ -344,12 +396,26 @@ for sc in "${SCENARIOS[@]}"; do
         for ((k = 0; k < NT; k++)); do
             tool=${SC_TOOLS[$(((k + rep - 1) % NT))]}   # rotate the start tool per rep
             clean_out
-            tool_cmd "$tool" "$url" "$OUT" dl.bin "$ca"
+            if [[ $sc == many ]]; then
+                if [[ $tool == vfetch-queue ]]; then
+                    serve_start $((tmo + 30)) "$QUEUE_CACHE" many --max-downloads "$MANY_AT_ONCE" || true
+                fi
+                many_cmd "$tool" "$TMP/many.list" "$OUT/many"
+            else
+                tool_cmd "$tool" "$url" "$OUT" dl.bin "$ca"
+            fi
             measure "$tmo" "$TMP/tool.log" "${CMD[@]}"
+            [[ $tool == vfetch-queue ]] && { serve_stop; rm -rf "$QUEUE_CACHE"; }
             read -r t_wall t_user t_sys t_rss <<<"$R_TIME"
             status=$(status_of "$R_RC")
             sha_ok=0
-            if [[ $status == ok ]]; then
+            if [[ $status == ok && $sc == many ]]; then
+                if cmp -s "$TMP/many.sha256" <(cd "$OUT/many" 2>/dev/null && sha256sum -- *.bin | sort -k2); then
+                    sha_ok=1
+                else
+                    status=sha_mismatch
+                fi
+            elif [[ $status == ok ]]; then
                 if [[ ! -f $OUT/dl.bin ]]; then
                     status=no_output
                 elif [[ $(sha256sum "$OUT/dl.bin" | awk '{print $1}') == "$sha" ]]; then

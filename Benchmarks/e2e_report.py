@@ -28,7 +28,9 @@ SLOW_EVERY = 5          # /uneven/: serial numbers divisible by 5 (ending in 0 o
 # The named peers each scenario's ratios are taken against; CPU ratios too
 # where the scenario names them; the link-limit ratio where it is named.
 PEERS = {"cdn": ["aria2c"], "uneven": ["aria2c"], "limited": ["aria2c-x4", "aria2c"],
-         "h2": ["aria2c"], "unthrottled": ["curl"], "small": ["aria2c"]}
+         "mirrors": ["aria2c-x4", "aria2c"],
+         "h2": ["aria2c"], "unthrottled": ["curl"], "small": ["aria2c"],
+         "many": ["aria2c"]}
 CPU_RATIO = {"h2", "unthrottled"}
 LINK_RATIO = {"cdn"}
 
@@ -165,6 +167,14 @@ def main():
     w("```")
     for c in metas.get("command", []):
         w(c[1])
+    if metas.get("command_many"):
+        w("# many (LIST: the 500 URLs, one per line; OUT: the output directory; PORT: a serve started before each run)")
+        for c in metas.get("command_many", []):
+            w(c[1])
+    if metas.get("command_mirrors"):
+        w("# mirrors (URL2: the same file on the second host)")
+        for c in metas.get("command_mirrors", []):
+            w(c[1])
     if metas.get("command_h2"):
         w("# h2 (CERT: the self-signed certificate)")
         for c in metas.get("command_h2", []):
@@ -232,7 +242,7 @@ def main():
         if show_link:
             hdr.append("× link limit")
         hdr.append("conns/run")
-        if sc == "limited":
+        if sc in ("limited", "mirrors"):
             hdr.append("503s/run")
         if sc == "uneven":
             hdr.append("slow conns (all runs)")
@@ -263,7 +273,7 @@ def main():
             if show_link:
                 cells.append(fmt(ratio(s["wall"], limit_t)))
             cells.append(fmt_int_or_half(s["conns"]))
-            if sc == "limited":
+            if sc in ("limited", "mirrors"):
                 cells.append(fmt_int_or_half(s["n503"]) if reqs else "—")
             if sc == "uneven":
                 cells.append(str(s["slow"]) if reqs else "—")

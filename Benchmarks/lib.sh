@@ -260,10 +260,10 @@ start_nginx() {  # port [tls_port]: serves WWW (and, with tls_port, HTTPS + HTTP
     if [[ -n $tls_port ]]; then
         make_tls_cert
         sed -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$port|g" \
-            -e "s|@LISTEN_TLS@|127.0.0.1:$tls_port|g" "$CONF_TEMPLATE" >"$RUN/nginx.conf"
+            -e "s|@LISTEN_MIRROR@|127.0.0.2:$port|g" -e "s|@LISTEN_TLS@|127.0.0.1:$tls_port|g" "$CONF_TEMPLATE" >"$RUN/nginx.conf"
     else
         sed -e '/@TLS{/,/}@TLS/d' -e "s|@RUN@|$RUN|g" -e "s|@WWW@|$WWW|g" -e "s|@LISTEN@|127.0.0.1:$port|g" \
-            "$CONF_TEMPLATE" >"$RUN/nginx.conf"
+            -e "s|@LISTEN_MIRROR@|127.0.0.2:$port|g" "$CONF_TEMPLATE" >"$RUN/nginx.conf"
     fi
     inns "$NGINX_BIN" -q -t -c "$RUN/nginx.conf" -p "$RUN/" -e "$RUN/error.log" \
         || die "nginx config test failed: $(tail -5 "$RUN/error.log" 2>/dev/null)"
