@@ -17,6 +17,8 @@ let package = Package(
         // SHA-256, HMAC and AES-128-CBC with the CPU's instructions (BoringSSL). 4.x: 3.x's AES._CBC
         // ran the key schedule for every 16-byte block (about 10 MB/s); 4.x calls AES_cbc_encrypt.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        // What the library and serve say, to the handler the app (or the command line) chooses.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `make docs`: the DocC catalogs of the public libraries.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -60,6 +62,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The `vfetch` command line.
@@ -73,6 +76,7 @@ let package = Package(
                 "VFetchServe",
                 "VFetchStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // A real HTTP origin with fault switches, for tests and the demo.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import VFetchCore
 import VFetchEngine
 import VFetchServe
@@ -104,6 +105,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("on-complete"), help: "Run `CMD PATH URL` (through sh -c) after each finished background download.")
     var onComplete: String?
 
+    @Option(help: "Print what serve says from this level up: trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
     // For tests: 30 s is long to wait for.
     @Option(
         name: .customLong("client-timeout"),
@@ -122,11 +126,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try RequestHeader.validate(header)
         try validateMaxRetryWait(maxRetryWait)
+        if Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         if !(0.1...86400).contains(clientTimeout) { throw ValidationError("--client-timeout must be between 0.1 and 86400 seconds") }
     }
 
     func run() async throws {
         if stop { return try stopRunningServer() }
+        StandardErrorLog.level.withLock { $0 = Logger.Level(rawValue: logLevel) ?? .info }
         let directory: CacheDirectory
         let token: String
         do {

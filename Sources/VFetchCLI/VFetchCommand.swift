@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import VFetchEngine
 import VFetchMedia
 
@@ -17,6 +18,7 @@ struct VFetchCommand: AsyncParsableCommand {
 
     static func main() async {
         Interrupts.start()
+        LoggingSystem.bootstrap(StandardErrorLog.init(label:))
         // `vfetch` alone is bad usage, as `curl` and `wget` alone are: the help on stderr, exit code 64.
         if CommandLine.arguments.count == 1 {
             writeStandardError(helpMessage() + "\n")

@@ -57,8 +57,7 @@ package actor DownloadService {
             let reason = if case DecodingError.dataCorrupted(let context) = error { context.debugDescription } else { "unreadable" }
             let aside = queuePath + ".damaged"
             try? FileSystem.rename(queuePath, to: aside)
-            FileHandle.standardError.write(
-                Data("vfetch: \(queuePath) is damaged (\(reason)); moved to \(aside), starting with an empty queue\n".utf8))
+            ServeLog.queue.error("\(queuePath) is damaged (\(reason)); moved to \(aside), starting with an empty queue")
         }
     }
 

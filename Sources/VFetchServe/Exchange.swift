@@ -90,7 +90,7 @@ final class Exchange {
     }
 }
 
-/// A line in serve's log (its standard error, `serve.log` when `play` started it), secrets redacted.
+/// What an origin did wrong, in serve's log, secrets redacted.
 func logLine(_ line: String) {
-    FileHandle.standardError.write(Data("vfetch serve: \(redactingCredentials(in: line))\n".utf8))
+    ServeLog.serve.warning("\(redactingCredentials(in: line))")
 }

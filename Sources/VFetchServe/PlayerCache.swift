@@ -233,10 +233,8 @@ package final class PlayerCache: Sendable {
             grownSinceTrim.withLock { $0 = 0 }
             if allowance == .nothing, !full {
                 let limit = humanSize(settings.maxBytes)
-                FileHandle.standardError.write(
-                    Data(
-                        "vfetch serve: the cache is full (--max-cache-size \(limit)) with files being read: fetching stops until a player leaves\n"
-                            .utf8))
+                ServeLog.cache.notice(
+                    "the cache is full (--max-cache-size \(limit)) with files being read: fetching stops until a player leaves")
             }
             full = allowance == .nothing
         }
