@@ -8,7 +8,7 @@ struct CacheCommand: ParsableCommand {
         commandName: "cache",
         abstract: "List and tidy the player cache of `vfetch serve`.",
         discussion:
-            "Exit codes: 0 done, 1 no such entry, 7 cache directory not writable, 11 a server uses the cache (stop it first; `rm` asks it instead, and gets 11 for an entry a player reads or a download fills).",
+            "Exit codes: 0 done, 1 no such entry, 7 cache directory not writable, 11 an entry in use (while `vfetch serve` runs, `rm` and `clear` ask it, which keeps what a player reads or a download fills) or, for `gc`, a server runs (it keeps its own --max-cache-size).",
         subcommands: [List.self, Remove.self, Clear.self, Collect.self]
     )
 
@@ -137,10 +137,29 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var location: CacheLocation
 
         func run() throws {
-            let directory = try open(location, exclusive: true)
+            let directory: CacheDirectory
+            do {
+                directory = try CacheDirectory(path: location.cacheDirectory, exclusive: true)
+            } catch DownloadError.busy where location.runningServer() != nil {
+                return try clearThroughServer()
+            } catch {
+                writeStandardError("vfetch: \(error)\n")
+                throw ExitCode(ExitStatus(error).rawValue)
+            }
             for entry in directory.entries() { directory.remove(entry.id) }
             for id in directory.keptPlaylists() { directory.remove(id) }
             directory.save()
+        }
+
+        /// The cache's server holds it: every entry is removed as `rm` removes them through the server,
+        /// but those a player reads or that are being fetched, which are named (exit code 11).
+        func clearThroughServer() throws {
+            let directory = try open(location, exclusive: false)
+            var remove = Remove()
+            remove.location = location
+            remove.entries = directory.entries().map(\.id) + directory.keptPlaylists()
+            guard !remove.entries.isEmpty else { return }
+            try remove.removeThroughServer()
         }
     }
 
@@ -152,7 +171,18 @@ struct CacheCommand: ParsableCommand {
         var maxCacheSize = ByteCount(argument: "10G")!
 
         func run() throws {
-            let directory = try open(location, exclusive: true)
+            let directory: CacheDirectory
+            do {
+                directory = try CacheDirectory(path: location.cacheDirectory, exclusive: true)
+            } catch DownloadError.busy where location.runningServer() != nil {
+                writeStandardError(
+                    "vfetch: vfetch serve runs on \(location.cacheDirectory) and keeps it within its own --max-cache-size "
+                        + "(stop it to gc to another size; `vfetch cache clear` and `rm` work while it runs)\n")
+                throw ExitCode(ExitStatus.busy.rawValue)
+            } catch {
+                writeStandardError("vfetch: \(error)\n")
+                throw ExitCode(ExitStatus(error).rawValue)
+            }
             // Files without a readable manifest hold nothing a server could serve.
             for entry in directory.entries() where entry.length == nil { directory.remove(entry.id) }
             let evicted = directory.evict(toFit: maxCacheSize.bytes, inUse: [])

@@ -46,6 +46,11 @@ import Testing
             let busy = try await vfetch(["cache", "rm", slow, "--cache-dir", cache])
             #expect(busy.status == 11 && busy.standardError.contains("in use"), "\(busy)")
             #expect(try await server.files().contains { $0["url"] as? String == slow })
+
+            // `cache clear` while it runs: every entry but the one in use.
+            let clear = try await vfetch(["cache", "clear", "--cache-dir", cache])
+            #expect(clear.status == 11 && clear.standardError.contains("in use"), "\(clear)")
+            #expect(try await server.files().compactMap { $0["url"] as? String } == [slow])
             #expect(await server.stop() == 0)
         }
     }
