@@ -133,7 +133,8 @@ struct AddCommand: ParsableCommand {
 
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "ls", abstract: "List the background downloads; live on a terminal until they are all done.")
+        commandName: "ls", abstract: "List the background downloads; live on a terminal until they are all done.",
+        discussion: "`vfetch status ID` shows one of them; `vfetch status FILE` a `vfetch get` that stopped.")
 
     @Flag(help: "Print one JSON object per download.")
     var json = false

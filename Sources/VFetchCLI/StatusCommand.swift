@@ -7,17 +7,26 @@ import VFetchMedia
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show what an unfinished download has saved, from its manifest.",
-        discussion: "Exit codes: 0 shown, 1 no unfinished download there or its manifest is unreadable."
+        abstract: "Show what a download has done: an unfinished `vfetch get` by its file, a background one by its ID.",
+        discussion: """
+            With no argument: every background download, as `vfetch ls` lists them. Exit codes: 0 shown, 1 no \
+            unfinished download there (nor a background download of that ID) or its manifest is unreadable, 4 an \
+            ID and no server.
+            """
     )
 
-    @Argument(help: "The output path of a `vfetch get` that has not finished (or its .part or .vfetch file).")
-    var path: String
+    @Argument(
+        help: "The output path of a `vfetch get` that has not finished (or its .part or .vfetch file), or a background download's ID.")
+    var path: String?
 
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    @OptionGroup var target: ServerLocation
+
     func run() throws {
+        guard let path else { return try showQueue() }
+        if let id = Self.queueID(path), !FileManager.default.fileExists(atPath: path) { return try showQueued(id) }
         let partial: PartialDownload
         do {
             // As `info` does: the output path, its `NAME.part` or its `NAME.vfetch`.
@@ -49,5 +58,41 @@ struct StatusCommand: ParsableCommand {
         print("last-modified: \(partial.lastModified ?? "none")")
         print("started:       \(ISO8601DateFormatter().string(from: partial.created))")
         print("map:           [\(partial.map(width: 64))]")
+    }
+}
+
+extension StatusCommand {
+    /// A background download's ID, as `vfetch add` prints it (a number), when no file has that name.
+    static func queueID(_ argument: String) -> String? {
+        !argument.isEmpty && argument.allSatisfy(\.isASCII) && argument.allSatisfy(\.isNumber) ? argument : nil
+    }
+
+    /// Every background download, as `vfetch ls` shows them once.
+    func showQueue() throws {
+        let location = ["--cache-dir", target.location.cacheDirectory] + (target.server.map { ["--server", $0] } ?? [])
+        let list = try ListCommand.parse(location)
+        let offline = target.server == nil && target.location.runningServer() == nil
+        let items = offline ? try list.savedQueue() : try target.downloads()
+        if json {
+            for item in items { print(String(decoding: try QueueAPI.encoder.encode(item), as: UTF8.self)) }
+        } else {
+            for line in list.table(items) { print(line) }
+        }
+    }
+
+    /// One background download, from the server that runs it.
+    func showQueued(_ id: String) throws {
+        let item = try target.call("GET", "/api/downloads/\(id)", answer: QueueAPI.Item.self)
+        if json { return print(String(decoding: try QueueAPI.encoder.encode(item), as: UTF8.self)) }
+        print("id:            \(item.id) (background download)")
+        print("state:         \(item.state.rawValue)\(item.error.map { " (\($0))" } ?? "")")
+        print("url:           \(item.url)")
+        print("path:          \(item.path ?? item.output)")
+        if let done = item.bytesDone, let length = item.length, length > 0 {
+            let percent = Double(done) * 100 / Double(length)
+            print(String(format: "done:          %.1f%% (%@ of %@)", percent, Format.size(done), Format.size(length)))
+        }
+        if let rate = item.rate { print("rate:          \(Format.size(Int64(rate)))/s") }
+        if let eta = item.eta { print("eta:           \(Format.duration(eta))") }
     }
 }
