@@ -85,6 +85,15 @@ package struct MirrorSet: Sendable, Equatable {
         sources.indices.filter { sources[$0].state == .trusted && running[$0] < room[$0] }.min { running[$0] < running[$1] }
     }
 
+    /// How many of `limit` segment transfers each source may hold: an even share (rounded up) for each
+    /// trusted source, none for the others. A mirror just trusted takes its share from the busier ones,
+    /// which give back their newest requests' ranges.
+    package func shares(limit: Int) -> [Int] {
+        let trusted = sources.filter { $0.state == .trusted }.count
+        let share = (max(1, limit) + trusted - 1) / max(1, trusted)
+        return sources.map { $0.state == .trusted ? share : 0 }
+    }
+
     /// A mirror's segment request finished.
     package mutating func finished(_ source: Int) {
         guard sources.indices.contains(source) else { return }

@@ -29,6 +29,19 @@ import Testing
         #expect(set.sourceForSegment(running: [8, 8, 0], room: [8, 8, 8]) == nil)
     }
 
+    @Test func trustedSourcesShareTheConnectionsEvenly() {
+        var set = MirrorSet(primary: primary, mirrors: [b, c])
+        #expect(set.shares(limit: 8) == [8, 0, 0])
+        _ = set.samplesToFetch(written: ByteRangeSet([0..<(1 << 20)]), total: 1 << 20)
+        _ = set.sampled(1, .same)
+        #expect(set.shares(limit: 8) == [4, 4, 0])
+        _ = set.sampled(2, .same)
+        #expect(set.shares(limit: 8) == [3, 3, 3])
+        set.drop(1, "gone")
+        #expect(set.shares(limit: 8) == [4, 0, 4])
+        #expect(set.shares(limit: 1) == [1, 0, 1])
+    }
+
     @Test func aSmallFileIsSampledWhole() {
         var set = MirrorSet(primary: primary, mirrors: [b])
         #expect(set.samplesToFetch(written: ByteRangeSet([0..<500]), total: 1000).isEmpty)
