@@ -118,7 +118,7 @@ extension Engine {
 
     /// What of a chunk the scheduler says is new, and where it goes; the transfer stops at its segment's end.
     func received(_ count: Int, from transfer: Transfer) -> BodyStep {
-        if samples[ObjectIdentifier(transfer)] != nil { return BodyStep(keep: 0..<count) }
+        if !samples.isEmpty, samples[ObjectIdentifier(transfer)] != nil { return BodyStep(keep: 0..<count) }
         guard fatal == nil, let id = transfer.transferID, let receipt = scheduler?.receive(id, count: Int64(count), now: now)
         else { return .stop(.stopped) }
         let written = receipt.write?.count ?? 0

@@ -46,6 +46,38 @@ import VFetchEngine
         #expect(served.primary < bytes.count, "\(served)")
     }
 
+    /// An interrupted download with a mirror resumes from its manifest (the primary's identity): the
+    /// mirror is sampled again and asked without the primary's validators.
+    @Test func aMirroredDownloadResumes() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 << 20, seed: 38)
+            var throttled = OriginBehavior()
+            throttled.bytesPerSecond = 256 << 10
+            origin.publish("/a.bin", bytes, behavior: throttled)
+            origin.publish("/mirror/a.bin", bytes, behavior: throttled)
+            var options = DownloadOptions()
+            options.connections = 4
+            options.mirrors = [origin.url("/mirror/a.bin")]
+            let output = directory + "/a.bin"
+            let first = FileDownload(url: origin.url("/a.bin"), to: .file(output), options: options)
+            let running = Task { try await first.run() }
+            for await event in first.events {
+                if case .progress(let progress) = event, progress.bytesDone >= 1 << 20 { break }
+            }
+            first.cancel()
+            await #expect(throws: DownloadError.interrupted) { try await running.value }
+            let saved = try PartialDownload(outputPath: output).bytesDone
+            let requestsBefore = origin.requests.count
+            let second = await fetch(origin.url("/a.bin"), to: .file(output), options: options)
+            #expect(try second.result.get().resumedBytes == saved)
+            let digest = try sha256(file: output)
+            #expect(digest == sha256(bytes))
+            let mirrored = origin.requests.dropFirst(requestsBefore).filter { $0.path == "/mirror/a.bin" }
+            #expect(!mirrored.isEmpty)
+            #expect(mirrored.allSatisfy { $0.header("if-range") == nil })
+        }
+    }
+
     /// A mirror of another length is dropped at its first answer; the download goes on from the primary.
     @Test func aMirrorOfAnotherLengthIsDropped() async throws {
         try await withOrigin { origin, directory in
