@@ -138,7 +138,7 @@ extension Engine {
                 bySource[source].removeAll { $0.id == id }
             }
         }
-        let room = set.sources.indices.map { min(shares[$0], driver.allowance(for: segmentURL($0))) }
+        let room = set.sources.indices.map { shares[$0] == 0 ? 0 : min(shares[$0], driver.allowance(for: segmentURL($0))) }
         return (bySource.map(\.count), room)
     }
 
