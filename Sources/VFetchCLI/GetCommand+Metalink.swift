@@ -39,6 +39,7 @@ extension GetCommand {
             get.output = directory.map { $0.hasSuffix("/") ? $0 + document.name : $0 + "/" + document.name } ?? document.name
         }
         get.directory = nil
+        get.expectedLength = document.size
         if let sha256 = document.sha256 {
             if let checksum, sha256Digest(fromChecksum: checksum) != sha256 {
                 writeStandardError("vfetch: --checksum differs from the Metalink file's sha-256\n")

@@ -35,6 +35,9 @@ struct GetCommand: AsyncParsableCommand {
         help: "Another URL of the same file (repeatable): segments come from all at once, each mirror once a sample of its bytes matches.")
     var mirror: [String] = []
 
+    /// A Metalink file's `<size>`, set by `runMetalink`.
+    var expectedLength: Int64?
+
     @Option(help: "Download the file a Metalink v4 file (.meta4) describes, from its URLs at once, and check its SHA-256.")
     var metalink: String?
 
@@ -210,6 +213,7 @@ struct GetCommand: AsyncParsableCommand {
         options.skipUnavailableSegments = skipUnavailable
         options.keepSegments = keepSegments
         options.mirrors = mirror
+        options.expectedLength = expectedLength
         return options
     }
 

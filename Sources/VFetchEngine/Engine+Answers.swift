@@ -64,6 +64,11 @@ extension Engine {
             fail(.badResponse("the server sent a web page (text/html), not the file"), transfer)
             return false
         }
+        if let expected = options.expectedLength, found.length != expected {
+            let said = found.length.map { "\($0) bytes" } ?? "no length"
+            fail(.remoteChanged("the server says \(said), the Metalink file \(expected) bytes"), transfer)
+            return false
+        }
         remote = found
         requestURL = transfer.finalURL
         let resumed: ByteRangeSet

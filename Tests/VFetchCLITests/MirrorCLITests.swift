@@ -48,6 +48,19 @@ import Testing
         }
     }
 
+    @Test func aMetalinkSizeOtherThanTheServersFailsAtOnce() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(1 << 20, seed: 39)
+            origin.publish("/film.mp4", bytes)
+            let file = directory + "/film.meta4"
+            try Self.metalink(name: "film.mp4", size: bytes.count + 1, sha256: sha256(bytes), urls: [origin.url("/film.mp4")])
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try await vfetch(["get", file, "-d", directory])
+            #expect(run.status == 6, "\(run.standardError)")
+            #expect(run.standardError.contains("the Metalink file \(bytes.count + 1) bytes"), "\(run.standardError)")
+        }
+    }
+
     @Test func aBadMetalinkFileIsOneLineAndExitCodeOne() async throws {
         try await withOrigin { _, directory in
             let file = directory + "/bad.meta4"
