@@ -46,6 +46,11 @@ public struct DownloadOptions: Sendable, Equatable {
     public var minSplitSize: Int64?
     /// Allocate the whole file up front (`fallocate`) instead of a sparse file.
     public var preallocate = false
+    /// Other URLs of the same file (`--mirror`, a Metalink's URLs): segments are fetched from them too, each
+    /// once a sample of its bytes matches the primary's (`MirrorSet`). The manifest records the primary only.
+    public var mirrors: [String] = []
+    /// The file's length as a Metalink file says it: an origin that gives another fails at its first answer.
+    public var expectedLength: Int64?
     /// Expected SHA-256 of the whole file, in hex; verified before the file is moved into place.
     public var sha256: String?
     /// Replace a file that exists at the output path.

@@ -1,0 +1,80 @@
+import Foundation
+import TestOrigin
+import Testing
+
+/// `--mirror` and Metalink v4 files on the command line.
+@Suite struct MirrorCLITests {
+    static func metalink(name: String, size: Int, sha256: String, urls: [String]) -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+          <file name="\(name)">
+            <size>\(size)</size>
+            <hash type="sha-256">\(sha256)</hash>
+            \(urls.enumerated().map { "<url priority=\"\($0.offset + 1)\">\($0.element)</url>" }.joined(separator: "\n"))
+          </file>
+        </metalink>
+        """
+    }
+
+    @Test func aMetalinkFileDownloadsFromItsURLsIntoItsName() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 << 20, seed: 35)
+            origin.publish("/a/film.mp4", bytes, behavior: throttled(1 << 20))
+            origin.publish("/b/film.mp4", bytes)
+            let file = directory + "/film.meta4"
+            let text = Self.metalink(
+                name: "film.mp4", size: bytes.count, sha256: sha256(bytes), urls: [origin.url("/a/film.mp4"), origin.url("/b/film.mp4")])
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try await vfetch(["get", file, "-d", directory + "/out", "-c", "4", "-q"])
+            #expect(run.status == 0, "\(run.standardError)")
+            #expect(try sha256(file: directory + "/out/film.mp4") == sha256(bytes))
+            #expect(origin.bytesServed("/b/film.mp4") > 0)
+        }
+    }
+
+    @Test func aMetalinkHashMismatchFailsWithTheChecksumExitCode() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(1 << 20, seed: 36)
+            origin.publish("/film.mp4", bytes)
+            let file = directory + "/film.meta4"
+            let wrong = sha256(randomBytes(1 << 20, seed: 37))
+            try Self.metalink(name: "film.mp4", size: bytes.count, sha256: wrong, urls: [origin.url("/film.mp4")])
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try await vfetch(["get", "--metalink", file, "-o", directory + "/film.mp4"])
+            #expect(run.status == 9, "\(run.standardError)")
+            #expect(run.standardError.contains("checksum mismatch"))
+            #expect(!exists(directory + "/film.mp4"))
+        }
+    }
+
+    @Test func aMetalinkSizeOtherThanTheServersFailsAtOnce() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(1 << 20, seed: 39)
+            origin.publish("/film.mp4", bytes)
+            let file = directory + "/film.meta4"
+            try Self.metalink(name: "film.mp4", size: bytes.count + 1, sha256: sha256(bytes), urls: [origin.url("/film.mp4")])
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try await vfetch(["get", file, "-d", directory])
+            #expect(run.status == 6, "\(run.standardError)")
+            #expect(run.standardError.contains("the Metalink file \(bytes.count + 1) bytes"), "\(run.standardError)")
+        }
+    }
+
+    @Test func aBadMetalinkFileIsOneLineAndExitCodeOne() async throws {
+        try await withOrigin { _, directory in
+            let file = directory + "/bad.meta4"
+            try "<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><metalink/>".write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try await vfetch(["get", file, "-d", directory])
+            #expect(run.status == 1)
+            #expect(run.standardError.hasPrefix("vfetch: \(file): "), "\(run.standardError)")
+            #expect(run.standardError.split(separator: "\n").count == 1, "\(run.standardError)")
+        }
+    }
+
+    @Test func aMirrorIsForOneURL() async throws {
+        let run = try await vfetch(["get", "http://a.example/1", "http://a.example/2", "--mirror", "http://b.example/1"])
+        #expect(run.status == 64)
+        #expect(run.standardError.contains("--mirror and --metalink are for one file"))
+    }
+}
