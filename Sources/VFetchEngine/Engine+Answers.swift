@@ -129,6 +129,7 @@ extension Engine {
         let written = receipt.write?.count ?? 0
         duplicateBytes += Int64(count - written)
         bytesReceived += Int64(written)
+        if let source = source(of: transfer) { sourceBytes[source] += Int64(written) }
         let skip = Int(receipt.skip)
         return BodyStep(keep: skip..<(skip + written), offset: receipt.write?.lowerBound ?? 0, then: receipt.stop ? .stopped : nil)
     }

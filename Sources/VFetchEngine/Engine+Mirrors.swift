@@ -28,7 +28,20 @@ extension Engine {
             events.yield(.notice("mirrors unused: the server does not serve ranges of a known length"))
             return
         }
-        mirrors = MirrorSet(primary: url, mirrors: options.mirrors, maxFailures: max(2, min(options.retries, 3)))
+        let set = MirrorSet(primary: url, mirrors: options.mirrors, maxFailures: max(2, min(options.retries, 3)))
+        mirrors = set
+        sourceBytes = Array(repeating: 0, count: set.sources.count)
+    }
+
+    /// What each source gave this run, for the summary (nothing without mirrors); all the primary's when the
+    /// mirrors went unused (no ranges) or were given up (ranges not honoured: one plain request rewrote the file).
+    func bytesBySource(fetched: Int64) -> [SourceBytes] {
+        guard !options.mirrors.isEmpty else { return [] }
+        guard let mirrors else {
+            let urls = MirrorSet(primary: url, mirrors: options.mirrors).sources.map(\.url)
+            return urls.enumerated().map { SourceBytes(url: $0.element, bytes: $0.offset == 0 ? fetched : 0) }
+        }
+        return zip(mirrors.sources, sourceBytes).map { SourceBytes(url: $0.url, bytes: $1) }
     }
 
     /// Which source a transfer asks; nil without mirrors.

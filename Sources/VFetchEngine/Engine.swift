@@ -59,6 +59,8 @@ final class Engine {
     /// The file's other sources for this run, and their samples in flight.
     var mirrors: MirrorSet?
     var samples: [ObjectIdentifier: MirrorSample] = [:]
+    /// Bytes each of `mirrors`' sources wrote into the file (see `DownloadSummary.sources`).
+    var sourceBytes: [Int64] = []
     /// How many connections the host's budget allowed at the last turn.
     var hostAllowance = 0
     /// The first request's failures and when it may be sent again.

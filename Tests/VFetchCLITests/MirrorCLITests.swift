@@ -33,6 +33,38 @@ import Testing
         }
     }
 
+    /// The summary says how many bytes each source gave: `--json`'s `done` lists them as `sources`, the
+    /// human summary a line each; a mirror's password is masked in both.
+    @Test func theSummarySaysWhatEachSourceGave() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 << 20, seed: 40)
+            origin.publish("/a/film.mp4", bytes, behavior: throttled(128 << 10))  // 8 s alone: time for the mirror to take segments
+            origin.publish("/b/film.mp4", bytes)
+            let (primary, mirror) = (origin.url("/a/film.mp4"), origin.url("/b/film.mp4"))
+            let secret = mirror.replacingOccurrences(of: "http://", with: "http://ann:hunter2@")
+            let shown = mirror.replacingOccurrences(of: "http://", with: "http://ann:***@")
+            let json = try await vfetch(["get", primary, "--mirror", secret, "-c", "4", "-o", directory + "/j.mp4", "--json"])
+            #expect(json.status == 0, "\(json.standardError)")
+            let done = try #require(
+                try JSONSerialization.jsonObject(with: Data(json.standardOutput.split(separator: "\n").last.map(String.init)!.utf8))
+                    as? [String: Any])
+            let sources = try #require(done["sources"] as? [[String: Any]], "\(done)")
+            #expect(sources.compactMap { $0["url"] as? String } == [primary, shown], "\(sources)")
+            let counts = sources.compactMap { $0["bytes"] as? Int }
+            #expect(counts.count == 2 && counts.reduce(0, +) == bytes.count && counts[1] > 0, "\(sources)")
+            #expect(try sha256(file: directory + "/j.mp4") == sha256(bytes))
+
+            let human = try await vfetch(["get", primary, "--mirror", secret, "-c", "4", "-o", directory + "/h.mp4"])
+            #expect(human.status == 0, "\(human.standardError)")
+            let lines = human.standardError.split(separator: "\n").map(String.init)
+            let saved = try #require(lines.firstIndex { $0.hasPrefix("vfetch: saved ") }, "\(lines)")
+            #expect(lines.count == saved + 3, "\(lines)")
+            #expect(lines.dropFirst(saved + 1).first?.hasSuffix(" from \(primary)") == true, "\(lines)")
+            #expect(lines.last?.hasSuffix(" from \(shown)") == true, "\(lines)")
+            #expect(!json.standardOutput.contains("hunter2") && !human.standardError.contains("hunter2"))
+        }
+    }
+
     @Test func aMetalinkHashMismatchFailsWithTheChecksumExitCode() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(1 << 20, seed: 36)
