@@ -64,7 +64,8 @@ public struct DownloadOptions: Sendable, Equatable {
     /// player can start early; the other connections fill the rest.
     public var playbackOrder = false
     /// Stop with `DownloadError.segmentedStream` when the URL answers with an HLS playlist or a DASH
-    /// manifest (`vfetch get` then fetches the stream); otherwise the playlist is downloaded as a file.
+    /// manifest, and with `DownloadError.metalink` when it answers with a Metalink document (`Download`
+    /// then fetches the stream, or the file the document describes); otherwise they are downloaded as files.
     public var detectsStreams = false
     /// A live HLS or DASH stream: stop recording after this many seconds of media (nil: at Ctrl-C or its end).
     public var recordDuration: Double?

@@ -60,6 +60,16 @@ extension Engine {
             fail(.segmentedStream(url), transfer)
             return false
         }
+        if options.detectsStreams, MetalinkDocument.isMetalink(contentType: found.contentType, path: URL(string: url)?.path ?? "") {
+            // Where the file is, not the file: `Download` reads the document, a small one, and follows it.
+            let limit = Int64(MetalinkDocument.maxBytes)
+            if let size = found.length, size > limit {
+                fail(.badResponse("\(url) is a Metalink file of \(size) bytes, more than the \(limit >> 20) MiB vfetch reads"), transfer)
+            } else {
+                fail(.metalink(url), transfer)
+            }
+            return false
+        }
         if found.isWebPage(forMediaPath: url) {
             fail(.badResponse("the server sent a web page (text/html), not the file"), transfer)
             return false

@@ -18,6 +18,18 @@ package struct MetalinkDocument: Sendable, Equatable {
     /// URLs kept at most: more mirrors than connections would never be asked.
     package static let maxURLs = 64
 
+    /// Whether an answer is a Metalink document: its type says so (`application/metalink4+xml`), or its path
+    /// ends in `.meta4` or `.metalink` and its type says nothing else (none, XML, octet-stream), as
+    /// `StreamFormat.detect` takes a playlist's name: a server that says `video/mp4` is believed.
+    package static func isMetalink(contentType: String?, path: String) -> Bool {
+        let type = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        if type == "application/metalink4+xml" { return true }
+        let vague = ["", "text/plain", "text/xml", "application/xml", "application/octet-stream", "binary/octet-stream"]
+        guard vague.contains(type) || type == "application/metalink+xml" else { return false }
+        let name = path.lowercased()
+        return name.hasSuffix(".meta4") || name.hasSuffix(".metalink")
+    }
+
     package static func parse(_ bytes: [UInt8]) throws(StreamParseError) -> MetalinkDocument {
         guard bytes.count <= maxBytes else {
             throw StreamParseError("the Metalink file is \(bytes.count) bytes, more than the \(maxBytes >> 20) MiB vfetch reads")

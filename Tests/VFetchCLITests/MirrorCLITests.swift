@@ -17,6 +17,12 @@ import Testing
         """
     }
 
+    static func served(as contentType: String) -> OriginBehavior {
+        var behavior = OriginBehavior()
+        behavior.contentType = contentType
+        return behavior
+    }
+
     @Test func aMetalinkFileDownloadsFromItsURLsIntoItsName() async throws {
         try await withOrigin { origin, directory in
             let bytes = randomBytes(4 << 20, seed: 35)
@@ -62,6 +68,49 @@ import Testing
             #expect(lines.dropFirst(saved + 1).first?.hasSuffix(" from \(primary)") == true, "\(lines)")
             #expect(lines.last?.hasSuffix(" from \(shown)") == true, "\(lines)")
             #expect(!json.standardOutput.contains("hunter2") && !human.standardError.contains("hunter2"))
+        }
+    }
+
+    /// A Metalink file fetched by URL is read, not saved (aria2c's --follow-metalink): its file comes from
+    /// its URLs into its name. Known by its name under a vague type, or by its type alone.
+    @Test func aMetalinkURLIsFollowed() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(4 << 20, seed: 41)
+            origin.publish("/a/film.mp4", bytes, behavior: throttled(128 << 10))
+            origin.publish("/b/film.mp4", bytes)
+            let text = Self.metalink(
+                name: "film.mp4", size: bytes.count, sha256: sha256(bytes), urls: [origin.url("/a/film.mp4"), origin.url("/b/film.mp4")])
+            origin.publish("/film.meta4", Array(text.utf8), behavior: Self.served(as: "application/octet-stream"))
+            origin.publish("/get", Array(text.utf8), behavior: Self.served(as: "application/metalink4+xml"))
+
+            let named = try await vfetch(["get", origin.url("/film.meta4"), "-d", directory + "/out", "-c", "4"])
+            #expect(named.status == 0, "\(named.standardError)")
+            #expect(try sha256(file: directory + "/out/film.mp4") == sha256(bytes))
+            #expect(!exists(directory + "/out/film.meta4"))
+            #expect(origin.bytesServed("/b/film.mp4") > 0)
+            #expect(named.standardError.contains("is a Metalink file: downloading film.mp4 from its 2 URLs"), "\(named.standardError)")
+
+            let byType = try await vfetch(["get", origin.url("/get?id=7"), "-o", directory + "/typed.mp4", "-q"])
+            #expect(byType.status == 0, "\(byType.standardError)")
+            #expect(try sha256(file: directory + "/typed.mp4") == sha256(bytes))
+        }
+    }
+
+    /// A Metalink URL whose answer is too large, or not a Metalink file vfetch reads, fails in one line
+    /// (exit code 10, a bad response) and saves nothing.
+    @Test(arguments: ["large", "hostile"]) func aBadMetalinkURLIsOneLine(_ kind: String) async throws {
+        try await withOrigin { origin, directory in
+            let body =
+                kind == "large"
+                ? Array("<metalink>".utf8) + [UInt8](repeating: 0x20, count: 2 << 20)
+                : Array("<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><metalink/>".utf8)
+            origin.publish("/bad.meta4", body, behavior: Self.served(as: "application/metalink4+xml"))
+            let run = try await vfetch(["get", origin.url("/bad.meta4"), "-d", directory])
+            #expect(run.status == 10, "\(run.standardError)")
+            #expect(run.standardError.split(separator: "\n").count == 1, "\(run.standardError)")
+            let reason = kind == "large" ? "more than the 1 MiB vfetch reads" : "not a Metalink file"
+            #expect(run.standardError.contains(reason), "\(run.standardError)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
         }
     }
 

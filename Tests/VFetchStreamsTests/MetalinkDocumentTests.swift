@@ -31,6 +31,16 @@ import Testing
         #expect(document.urls == ["https://a.example/film.mp4", "https://b.example/film.mp4", "http://c.example/film.mp4"])
     }
 
+    @Test func aMetalinkIsKnownByItsTypeOrByItsNameUnderAVagueType() {
+        #expect(MetalinkDocument.isMetalink(contentType: "application/metalink4+xml; charset=utf-8", path: "/get?id=7"))
+        #expect(MetalinkDocument.isMetalink(contentType: nil, path: "/film.META4"))
+        #expect(MetalinkDocument.isMetalink(contentType: "application/octet-stream", path: "/film.metalink"))
+        #expect(MetalinkDocument.isMetalink(contentType: "application/xml", path: "/film.meta4"))
+        #expect(!MetalinkDocument.isMetalink(contentType: "video/mp4", path: "/film.meta4"))
+        #expect(!MetalinkDocument.isMetalink(contentType: "application/octet-stream", path: "/film.meta4.mp4"))
+        #expect(!MetalinkDocument.isMetalink(contentType: "application/xml", path: "/film.xml"))
+    }
+
     @Test(arguments: [
         // Entities, external and internal: refused with the document type.
         """
