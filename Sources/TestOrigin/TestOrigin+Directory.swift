@@ -30,6 +30,7 @@ extension TestOrigin {
         case "m4s", "mp4": "video/mp4"
         case "m4a": "audio/mp4"
         case "vtt": "text/vtt"
+        case "meta4": "application/metalink4+xml"
         default: "application/octet-stream"  // .key among them, as servers send AES keys
         }
     }

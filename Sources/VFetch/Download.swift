@@ -3,6 +3,7 @@ import Synchronization
 import VFetchCore
 import VFetchEngine
 import VFetchMedia
+import VFetchStreams
 
 /// A download of any URL into one file: a plain file over many connections, or an HLS playlist or
 /// DASH manifest whose chosen tracks (`DownloadOptions.format`) are fetched segment by segment in
@@ -105,6 +106,8 @@ public final class Download: Sendable {
             return try await run(.file(file), events: file.events) { () async throws(DownloadError) in try await file.run() }
         } catch .segmentedStream {
             return try await runStream()
+        } catch .metalink {
+            return try await runMetalink()
         }
     }
 
@@ -230,6 +233,28 @@ public final class Download: Sendable {
                 mediaSeconds: fetched.tracks.first?.seconds ?? 0, skipped: fetched.skipped))
         continuation.yield(.finished(summary))
         return summary
+    }
+
+    /// Reads the Metalink document the URL answered with and downloads the file it describes, as aria2c's
+    /// `--follow-metalink`: into its name (in a destination directory), from its first URL with the others as
+    /// mirrors, its size and SHA-256 checked. Its URLs are downloaded as they are, never followed as documents.
+    private func runMetalink() async throws(DownloadError) -> DownloadSummary {
+        let fetched = try await StreamDownload.document(url: url, options: options, limit: Int64(MetalinkDocument.maxBytes))
+        let document: MetalinkDocument
+        do { document = try MetalinkDocument.parse(fetched.bytes) } catch { throw .badResponse("\(url): \(error.description)") }
+        var options = options
+        options.mirrors = Array(document.urls.dropFirst()) + options.mirrors
+        options.expectedLength = document.size
+        if let sha256 = document.sha256 {
+            if let asked = options.sha256, asked.lowercased() != sha256 {
+                throw .badResponse("the Metalink file's sha-256 \(sha256) is not the one asked for (\(asked))")
+            }
+            options.sha256 = sha256
+        }
+        let sources = document.urls.count == 1 ? "its URL" : "its \(document.urls.count) URLs"
+        continuation.yield(.notice("\(url) is a Metalink file: downloading \(document.name) from \(sources)"))
+        let file = FileDownload(url: document.urls[0], to: .file(destination.path { document.name }), options: options)
+        return try await run(.file(file), events: file.events) { () async throws(DownloadError) in try await file.run() }
     }
 
     /// Runs one part, passing its events on, unless the download was cancelled before it began.

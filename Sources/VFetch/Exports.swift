@@ -7,6 +7,7 @@
 @_exported import struct VFetchEngine.DownloadProgress
 @_exported import struct VFetchEngine.DownloadSummary
 @_exported import struct VFetchEngine.RemoteInfo
+@_exported import struct VFetchEngine.SourceBytes
 @_exported import struct VFetchEngine.StreamCatalogInfo
 @_exported import struct VFetchEngine.StreamProgress
 @_exported import struct VFetchEngine.StreamSummary

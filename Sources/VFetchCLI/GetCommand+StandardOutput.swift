@@ -62,6 +62,9 @@ extension GetCommand {
         case .segmentedStream?:
             writeStandardError("vfetch: -o - writes a file, not an HLS or DASH stream: give -o FILE\n")
             throw ExitCode.validationFailure
+        case .metalink?:
+            writeStandardError("vfetch: -o - writes one URL's answer, not the file a Metalink file describes: give -o FILE\n")
+            throw ExitCode.validationFailure
         case let error?:
             reporter.failed(error)
             throw ExitCode(ExitStatus(error).rawValue)

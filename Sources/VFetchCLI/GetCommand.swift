@@ -31,6 +31,16 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: [.customShort("j"), .customLong("max-downloads")], help: "With several URLs: how many download at once (1-64).")
     var maxDownloads = 5
 
+    @Option(
+        help: "Another URL of the same file (repeatable): segments come from all at once, each mirror once a sample of its bytes matches.")
+    var mirror: [String] = []
+
+    /// A Metalink file's `<size>`, set by `runMetalink`.
+    var expectedLength: Int64?
+
+    @Option(help: "Download the file a Metalink v4 file (.meta4) describes, from its URLs at once, and check its SHA-256.")
+    var metalink: String?
+
     /// The one URL of a single download.
     var url: String { urls[0] }
 
@@ -146,7 +156,8 @@ struct GetCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        if urls.isEmpty, inputFile == nil { throw ValidationError("give a URL to download, or -i FILE") }
+        try validateMirrors()
+        if urls.isEmpty, inputFile == nil, metalink == nil { throw ValidationError("give a URL to download, or -i FILE") }
         if urls.count > 1 || inputFile != nil {
             if output != nil { throw ValidationError("-o takes one URL; use -d for several") }
             if listFormats { throw ValidationError("-F takes one URL") }
@@ -201,6 +212,8 @@ struct GetCommand: AsyncParsableCommand {
         options.format = format
         options.skipUnavailableSegments = skipUnavailable
         options.keepSegments = keepSegments
+        options.mirrors = mirror
+        options.expectedLength = expectedLength
         return options
     }
 
@@ -211,6 +224,7 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let metalink = metalinkFile { return try await runMetalink(metalink) }
         if urls.count > 1 || inputFile != nil { return try await runSeveral() }
         if listFormats {
             var info = InfoCommand()

@@ -53,7 +53,7 @@ final class TerminalReporter: ProgressReporter, @unchecked Sendable {
             writeStandardError("\r\u{1B}[K" + line)
         case .finished(let summary):
             clearLine()
-            writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
+            writeStandardError(Format.summaryLines(summary).map { "vfetch: \($0)\n" }.joined())
         case .streamProgress(let progress):
             let now = Date().timeIntervalSinceReferenceDate
             guard now - lastStreamDraw >= 0.1 || progress.segmentsDone == progress.segmentsTotal else { return }
@@ -106,7 +106,7 @@ final class LineReporter: ProgressReporter, @unchecked Sendable {
             (lastLine, toldPlayable) = (progress.seconds, toldPlayable || playableTo != nil)
             writeStandardError("vfetch: " + Format.progressLine(progress, mapWidth: 0) + "\n")
         case .finished(let summary):
-            writeStandardError("vfetch: " + Format.summaryLine(summary) + "\n")
+            writeStandardError(Format.summaryLines(summary).map { "vfetch: \($0)\n" }.joined())
         case .streamProgress(let progress):
             let now = Date().timeIntervalSinceReferenceDate
             guard now - lastStreamLine >= 2 else { return }
@@ -153,6 +153,9 @@ extension DownloadEvent {
             (info.url, info.finalURL) = (redactedURL(info.url), redactedURL(info.finalURL))
             return .started(info)
         case .notice(let message): return .notice(redactingCredentials(in: message))
+        case .finished(var summary):
+            summary.sources = summary.sources.map { SourceBytes(url: redactedURL($0.url), bytes: $0.bytes) }
+            return .finished(summary)
         default: return self
         }
     }
@@ -221,6 +224,17 @@ enum Format {
 
     static func plural(_ count: Int, _ one: String, _ many: String? = nil) -> String {
         "\(count) " + (count == 1 ? one : many ?? one + "s")
+    }
+
+    /// The summary line, then with mirrors one line for each source: `  1.1 GiB (78.6%) from URL`, of
+    /// this run's bytes.
+    static func summaryLines(_ summary: DownloadSummary) -> [String] {
+        let fetched = max(1, summary.sources.reduce(0) { $0 + $1.bytes })
+        return [summaryLine(summary)]
+            + summary.sources.map { source in
+                let percent = String(format: "%.1f%%", Double(source.bytes) * 100 / Double(fetched))
+                return "  \(size(source.bytes)) (\(percent)) from \(redactedURL(source.url))"
+            }
     }
 
     /// `saved NAME: 1.4 GiB in 16.20 s (88.1 MiB/s, 32 connections, 0 retries)`: the rate is of this run's

@@ -92,11 +92,15 @@ struct AddCommand: ParsableCommand {
     @Option(help: "HLS/DASH: which variant, as `vfetch get --format` takes it (best, 720p, height<=720, lang=en, …).")
     var format: String?
 
+    @Option(help: "Another URL of the same file (repeatable; one URL only), as `vfetch get --mirror` takes it.")
+    var mirror: [String] = []
+
     @OptionGroup var target: ServerLocation
 
     func validate() throws {
         try TrackSelection.validate(format)
         if output != nil, urls.count > 1 { throw ValidationError("-o takes one URL; use -d for several") }
+        if !mirror.isEmpty, urls.count > 1 { throw ValidationError("--mirror is for one file; give one URL") }
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
         if let connections, !(1...256).contains(connections) {
             throw ValidationError("--connections must be between 1 and 256")
@@ -108,7 +112,7 @@ struct AddCommand: ParsableCommand {
     }
 
     func run() throws {
-        try requireFetchable(urls)
+        try requireFetchable(urls + mirror)
         if target.server == nil, target.location.runningServer() == nil {
             let directory = target.location.cacheDirectory
             guard let url = try PlayCommand.startServer(location: target.location, port: 0) else {
@@ -121,7 +125,7 @@ struct AddCommand: ParsableCommand {
         for url in urls {
             let request = DownloadQueue.Request(
                 url: url, output: absolute(output ?? directory ?? "."), outputIsDirectory: output == nil,
-                connections: connections, headers: header, checksum: checksum, format: format)
+                connections: connections, headers: header, checksum: checksum, format: format, mirrors: mirror.isEmpty ? nil : mirror)
             print(try target.call("POST", "/api/downloads", json: request, answer: QueueAPI.Created.self, via: server).id)
         }
     }

@@ -28,10 +28,13 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
         package var checksum: String?
         /// HLS/DASH: which tracks, as `get --format` takes them.
         package var format: String?
+        /// Other URLs of the same file, as `get --mirror` takes them (`DownloadOptions.mirrors`); nil: none
+        /// (and in a queue saved before there were any).
+        package var mirrors: [String]?
 
         package init(
             url: String, output: String, outputIsDirectory: Bool, connections: Int? = nil, headers: [String] = [],
-            checksum: String? = nil, format: String? = nil
+            checksum: String? = nil, format: String? = nil, mirrors: [String]? = nil
         ) {
             self.url = url
             self.output = output
@@ -40,10 +43,13 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
             self.headers = headers
             self.checksum = checksum
             self.format = format
+            self.mirrors = mirrors
         }
 
         /// Connections per download, as on the command line.
         package static let connectionRange = 1...256
+        /// Mirrors per download at most: as many as a Metalink file's URLs vfetch reads.
+        package static let maxMirrors = 64
 
         /// What is wrong with the request, naming the field; nil when it can be queued.
         package var problem: String? {
@@ -55,6 +61,12 @@ package struct DownloadQueue: Codable, Sendable, Equatable {
             }
             if let checksum, sha256Digest(fromChecksum: checksum) == nil {
                 return "checksum must be sha256= followed by 64 hex digits"
+            }
+            if let mirrors {
+                if mirrors.count > Self.maxMirrors { return "mirrors must be at most \(Self.maxMirrors) URLs" }
+                if let index = mirrors.firstIndex(where: { !isFetchableURL($0) }) {
+                    return "mirrors[\(index)] must be an http or https URL"
+                }
             }
             return nil
         }

@@ -40,6 +40,8 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
     case segmentUnavailable(String, reason: String)
     /// The URL is an HLS playlist or a DASH manifest, not a file: `StreamDownload` fetches it.
     case segmentedStream(String)
+    /// The URL is a Metalink document (RFC 5854), not a file: `Download` fetches the file it describes.
+    case metalink(String)
     /// A stream vfetch cannot save: encrypted with DRM or SAMPLE-AES.
     case unsupportedStream(String)
     /// No track of the stream matches `DownloadOptions.format`, or the output's container cannot hold
@@ -72,6 +74,7 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .transferFailed(let reason): "transfer failed: \(reason)"
         case .segmentUnavailable(let url, let reason): "segment unavailable: \(url): \(reason) (--skip-unavailable leaves it out)"
         case .segmentedStream(let url): "\(url) is an HLS or DASH stream, not a file"
+        case .metalink(let url): "\(url) is a Metalink file, not the file it describes"
         case .unsupportedStream(let reason): "unsupported stream: \(reason)"
         case .formatUnavailable(let reason): "format unavailable: \(reason)"
         }

@@ -11,7 +11,8 @@ import Foundation
 /// - `{"event": "notice", "message"}`
 /// - `{"event": "done", "path", "bytes", "seconds", "connections", "peak_connections", "retries", "sha256",
 ///   "resumed_bytes", "duplicate_bytes"}`, and for a stream also `"segments", "resumed_segments",
-///   "media_seconds", "skipped"`
+///   "media_seconds", "skipped"`, and for a file with mirrors also `"sources": [{"url", "bytes"}, …]`
+///   (`DownloadSummary.sources`)
 ///
 /// Sizes are bytes, times seconds (to the millisecond), rates bytes per second (whole); an unknown value
 /// is `null`, and `done_ranges` is `[[start, end], …]` with `end` exclusive.
@@ -25,7 +26,7 @@ extension DownloadEvent: Codable {
         case segment, segmentsDone = "segments_done", segments, mediaSeconds = "media_seconds"
         case mediaSecondsTotal = "media_seconds_total"
         case peakConnections = "peak_connections", retries, sha256, duplicateBytes = "duplicate_bytes"
-        case resumedSegments = "resumed_segments", skipped
+        case resumedSegments = "resumed_segments", skipped, sources
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -81,6 +82,7 @@ extension DownloadEvent: Codable {
                 try json.encode(milliseconds(stream.mediaSeconds), forKey: .mediaSeconds)
                 try json.encode(stream.skipped, forKey: .skipped)
             }
+            if !summary.sources.isEmpty { try json.encode(summary.sources, forKey: .sources) }
         }
     }
 
@@ -139,7 +141,8 @@ extension DownloadEvent: Codable {
                     peakConnections: try json.decode(Int.self, forKey: .peakConnections),
                     retries: try json.decode(Int.self, forKey: .retries), sha256: try json.decodeIfPresent(String.self, forKey: .sha256),
                     resumedBytes: try json.decode(Int64.self, forKey: .resumedBytes),
-                    duplicateBytes: try json.decode(Int64.self, forKey: .duplicateBytes), stream: stream))
+                    duplicateBytes: try json.decode(Int64.self, forKey: .duplicateBytes), stream: stream,
+                    sources: try json.decodeIfPresent([SourceBytes].self, forKey: .sources) ?? []))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .event, in: json, debugDescription: "no event named \(other)")
         }

@@ -87,10 +87,14 @@ public struct DownloadSummary: Sendable, Equatable {
     public var duplicateBytes: Int64 = 0
     /// What an HLS or DASH download fetched before its remux into `path`; nil for a file.
     public var stream: StreamSummary?
+    /// A download with mirrors (`DownloadOptions.mirrors`): the bytes each source gave this run, the primary
+    /// first, then the mirrors as given (a dropped one too); with `resumedBytes` they make up the file.
+    /// Empty for a download from one URL.
+    public var sources: [SourceBytes] = []
 
     public init(
         path: String, bytes: Int64, seconds: Double, connections: Int, peakConnections: Int, retries: Int, sha256: String?,
-        resumedBytes: Int64, duplicateBytes: Int64 = 0, stream: StreamSummary? = nil
+        resumedBytes: Int64, duplicateBytes: Int64 = 0, stream: StreamSummary? = nil, sources: [SourceBytes] = []
     ) {
         self.path = path
         self.bytes = bytes
@@ -102,6 +106,19 @@ public struct DownloadSummary: Sendable, Equatable {
         self.resumedBytes = resumedBytes
         self.duplicateBytes = duplicateBytes
         self.stream = stream
+        self.sources = sources
+    }
+}
+
+/// What one source of a file (its URL, or a mirror's) gave the download.
+public struct SourceBytes: Sendable, Equatable, Codable {
+    public var url: String
+    /// Bytes from it written into the file in this run (not its samples, nor bytes another source wrote first).
+    public var bytes: Int64
+
+    public init(url: String, bytes: Int64) {
+        self.url = url
+        self.bytes = bytes
     }
 }
 

@@ -46,6 +46,11 @@ public struct DownloadOptions: Sendable, Equatable {
     public var minSplitSize: Int64?
     /// Allocate the whole file up front (`fallocate`) instead of a sparse file.
     public var preallocate = false
+    /// Other URLs of the same file (`--mirror`, a Metalink's URLs): segments are fetched from them too, each
+    /// once a sample of its bytes matches the primary's (`MirrorSet`). The manifest records the primary only.
+    public var mirrors: [String] = []
+    /// The file's length as a Metalink file says it: an origin that gives another fails at its first answer.
+    public var expectedLength: Int64?
     /// Expected SHA-256 of the whole file, in hex; verified before the file is moved into place.
     public var sha256: String?
     /// Replace a file that exists at the output path.
@@ -59,7 +64,8 @@ public struct DownloadOptions: Sendable, Equatable {
     /// player can start early; the other connections fill the rest.
     public var playbackOrder = false
     /// Stop with `DownloadError.segmentedStream` when the URL answers with an HLS playlist or a DASH
-    /// manifest (`vfetch get` then fetches the stream); otherwise the playlist is downloaded as a file.
+    /// manifest, and with `DownloadError.metalink` when it answers with a Metalink document (`Download`
+    /// then fetches the stream, or the file the document describes); otherwise they are downloaded as files.
     public var detectsStreams = false
     /// A live HLS or DASH stream: stop recording after this many seconds of media (nil: at Ctrl-C or its end).
     public var recordDuration: Double?

@@ -10,6 +10,10 @@ extension Engine {
         if transfer === probe { return probeAnswered(transfer) }
         if transfer === tail { return tailAnswered(transfer) }
         guard let remote, let file else { return false }
+        if let sample = samples[ObjectIdentifier(transfer)] { return mirrorAnswered(transfer, sink: sample) }
+        if let source = source(of: transfer), source > 0 {
+            return mirrorAnswered(transfer, sink: WriteBuffer(capacity: 256 << 10, file: file))
+        }
         switch ResponseVerdict.check(transfer.head, asked: transfer.asked, remote: remote) {
         case .part:
             transfer.sink = WriteBuffer(capacity: 256 << 10, file: file)
@@ -56,8 +60,23 @@ extension Engine {
             fail(.segmentedStream(url), transfer)
             return false
         }
+        if options.detectsStreams, MetalinkDocument.isMetalink(contentType: found.contentType, path: URL(string: url)?.path ?? "") {
+            // Where the file is, not the file: `Download` reads the document, a small one, and follows it.
+            let limit = Int64(MetalinkDocument.maxBytes)
+            if let size = found.length, size > limit {
+                fail(.badResponse("\(url) is a Metalink file of \(size) bytes, more than the \(limit >> 20) MiB vfetch reads"), transfer)
+            } else {
+                fail(.metalink(url), transfer)
+            }
+            return false
+        }
         if found.isWebPage(forMediaPath: url) {
             fail(.badResponse("the server sent a web page (text/html), not the file"), transfer)
+            return false
+        }
+        if let expected = options.expectedLength, found.length != expected {
+            let said = found.length.map { "\($0) bytes" } ?? "no length"
+            fail(.remoteChanged("the server says \(said), the Metalink file \(expected) bytes"), transfer)
             return false
         }
         remote = found
@@ -78,6 +97,7 @@ extension Engine {
         configuration.learnsBursts = options.maxBytesPerSecond == nil
         scheduler = SegmentScheduler(
             total: found.length, rangeRequests: found.acceptsRanges, completed: resumed, configuration: configuration)
+        startMirrors(for: found)
         controller = ConnectionController(.init(maximum: connectionLimit), now: now, bytesDone: resumed.count)
         if options.httpVersion == .automatic, transfer.easy.info(CURLINFO_HTTP_VERSION) == Int(CURL_HTTP_VERSION_2_0) {
             protocolTrial = ProtocolTrial(now: now)
@@ -113,11 +133,13 @@ extension Engine {
 
     /// What of a chunk the scheduler says is new, and where it goes; the transfer stops at its segment's end.
     func received(_ count: Int, from transfer: Transfer) -> BodyStep {
+        if !samples.isEmpty, samples[ObjectIdentifier(transfer)] != nil { return BodyStep(keep: 0..<count) }
         guard fatal == nil, let id = transfer.transferID, let receipt = scheduler?.receive(id, count: Int64(count), now: now)
         else { return .stop(.stopped) }
         let written = receipt.write?.count ?? 0
         duplicateBytes += Int64(count - written)
         bytesReceived += Int64(written)
+        if let source = source(of: transfer) { sourceBytes[source] += Int64(written) }
         let skip = Int(receipt.skip)
         return BodyStep(keep: skip..<(skip + written), offset: receipt.write?.lowerBound ?? 0, then: receipt.stop ? .stopped : nil)
     }
@@ -130,6 +152,9 @@ extension Engine {
     // MARK: - Transfers ending
 
     func ended(_ transfer: Transfer, _ end: TransferEnd) {
+        if let sample = samples.removeValue(forKey: ObjectIdentifier(transfer)) { return sampleEnded(sample, end) }
+        var end = end
+        if let source = source(of: transfer), source > 0 { end = mirrorSegmentEnded(source, end) }
         let wasTail = transfer === tail
         forget(transfer)
         guard let outcome = outcome(of: transfer, end) else { return }

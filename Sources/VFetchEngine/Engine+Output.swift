@@ -279,7 +279,7 @@ extension Engine {
         let summary = DownloadSummary(
             path: outputPath, bytes: total, seconds: now, connections: driver.connectionsOpened,
             peakConnections: driver.peakTransfers, retries: scheduler.retries, sha256: digest, resumedBytes: resumedBytes,
-            duplicateBytes: duplicateBytes)
+            duplicateBytes: duplicateBytes, sources: bytesBySource(fetched: total - resumedBytes))
         events.yield(.finished(summary))
         return summary
     }

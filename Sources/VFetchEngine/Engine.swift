@@ -56,6 +56,11 @@ final class Engine {
     /// Whether new requests go as HTTP/2 streams or on HTTP/1.1 connections: only where the user left it
     /// to vfetch and the origin speaks HTTP/2.
     var protocolTrial: ProtocolTrial?
+    /// The file's other sources for this run, and their samples in flight.
+    var mirrors: MirrorSet?
+    var samples: [ObjectIdentifier: MirrorSample] = [:]
+    /// Bytes each of `mirrors`' sources wrote into the file (see `DownloadSummary.sources`).
+    var sourceBytes: [Int64] = []
     /// How many connections the host's budget allowed at the last turn.
     var hostAllowance = 0
     /// The first request's failures and when it may be sent again.
@@ -128,14 +133,21 @@ final class Engine {
         }
         // All of the turn's requests are chosen before any is sent, each then asking only up to where the
         // later ones split its segment.
-        var assignments: [SegmentScheduler.Assignment] = []
-        while transfers.count + assignments.count < limit, let assignment = scheduler?.assign(now: now) {
-            assignments.append(assignment)
+        // With mirrors, each goes to the least busy trusted source with room.
+        var assignments: [(assignment: SegmentScheduler.Assignment, source: Int)] = []
+        var load = mirrors.map { mirrorLoad($0, limit: limit) }
+        while transfers.count + assignments.count < limit {
+            let source = load.map { mirrors?.sourceForSegment(running: $0.running, room: $0.room) } ?? 0
+            guard let source, let assignment = scheduler?.assign(now: now) else { break }
+            load?.running[source] += 1
+            assignments.append((assignment, source))
         }
-        let headers = segmentHeaders ?? requestHeaders
-        for assignment in assignments where fatal == nil {
+        for (assignment, source) in assignments where fatal == nil {
             let range = scheduler?.settledRange(of: assignment.transfer) ?? assignment.range
-            if start(url: requestURL, bytes: range.map(Transfer.Bytes.range), id: assignment.transfer, headers: headers) == nil {
+            // A resumed file's validators are the primary's: a mirror's differ.
+            let headers = source == 0 ? segmentHeaders ?? requestHeaders : requestHeaders
+            let url = segmentURL(source)
+            if start(url: url, bytes: range.map(Transfer.Bytes.range), id: assignment.transfer, headers: headers) == nil {
                 // Another download took the host's room first: the segment waits for the next turn.
                 _ = scheduler?.transferEnded(assignment.transfer, outcome: .stopped, now: now)
             }
@@ -169,6 +181,7 @@ final class Engine {
     func stopAll() {
         probe = nil
         tail = nil
+        samples = [:]
         do { try driver.stopAll() } catch { fatal = fatal ?? error }
     }
 
@@ -177,7 +190,7 @@ final class Engine {
     func adjustConnections() {
         guard var controller, let scheduler else { return }
         let delivering = transfers.reduce(0) { $0 + ($1.delivering ? 1 : 0) }
-        let allowance = driver.allowance(for: requestURL)
+        let allowance = mirrors.map(mirrorAllowance) ?? driver.allowance(for: requestURL)
         hostAllowance = allowance
         decideProtocol(scheduler)
         let limit = min(
@@ -220,6 +233,7 @@ final class Engine {
         fallbackReason = nil
         events.yield(.notice("the server does not honour range requests (\(reason)); continuing over one connection"))
         stopAll()
+        mirrors = nil
         // One plain request rewrites everything; the next run could not resume with ranges anyway.
         manifestFile?.remove()
         manifestFile = nil
@@ -277,6 +291,7 @@ extension Engine: DriverJob {
         applyFallback()
         serveReaders()
         locateIndex()
+        sampleMirrors()
         for id in scheduler?.takeOrphans() ?? [] { stop(id) }
         for id in scheduler?.restartPaused(now: now) ?? [] { stop(id) }
         adjustConnections()
@@ -293,7 +308,8 @@ extension Engine: DriverJob {
 
     /// One request before the file is known; then what the controller measured, on the host segments ask.
     func wanted(onHost host: String) -> Int {
-        guard host == requestHost else { return 0 }
+        let mirrorHost = mirrors?.usable.contains { HostConnections.host(of: segmentURL($0)) == host } ?? false
+        guard host == requestHost || mirrorHost else { return 0 }
         guard scheduler != nil, let controller else { return 1 }
         return controller.wanted
     }

@@ -29,7 +29,7 @@ package enum ExitStatus: Int32 {
             case .outputNotWritable, .outputExists: .outputNotWritable
             case .diskFull: .diskFull
             case .checksumMismatch: .checksumMismatch
-            case .badResponse, .segmentedStream: .badResponse
+            case .badResponse, .segmentedStream, .metalink: .badResponse
             case .interrupted: .interrupted
             case .busy: .busy
             case .segmentUnavailable: .segmentUnavailable

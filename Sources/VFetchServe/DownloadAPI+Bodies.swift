@@ -13,9 +13,10 @@ extension DownloadAPI {
         var headers: [String]?
         var checksum: String?
         var format: String?
+        var mirrors: [String]?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case url, output, outputIsDirectory = "output_is_directory", connections, headers, checksum, format
+            case url, output, outputIsDirectory = "output_is_directory", connections, headers, checksum, format, mirrors
         }
 
         /// What each field must be, for the answer to a value that is not.
@@ -23,6 +24,7 @@ extension DownloadAPI {
             "url": "an http or https URL", "output": "an absolute path", "output_is_directory": "true or false",
             "connections": "an integer between 1 and 256", "headers": "a list of 'Name: value' strings",
             "checksum": "sha256= followed by 64 hex digits", "format": "a --format selector such as 720p or best",
+            "mirrors": "a list of http or https URLs of the same file",
         ]
 
         init(from decoder: any Decoder) throws {
@@ -35,12 +37,13 @@ extension DownloadAPI {
             headers = try container.optionalField([String].self, .headers)
             checksum = try container.optionalField(String.self, .checksum)
             format = try container.optionalField(String.self, .format)
+            mirrors = try container.optionalField([String].self, .mirrors)
         }
 
         var request: DownloadQueue.Request {
             DownloadQueue.Request(
                 url: url, output: output, outputIsDirectory: outputIsDirectory ?? false, connections: connections,
-                headers: headers ?? [], checksum: checksum, format: format)
+                headers: headers ?? [], checksum: checksum, format: format, mirrors: mirrors)
         }
     }
 

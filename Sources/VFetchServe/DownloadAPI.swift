@@ -8,7 +8,7 @@ import VFetchStreams
 /// | request | answer |
 /// | --- | --- |
 /// | `GET /api/downloads` | `{"downloads": [item…]}` |
-/// | `POST /api/downloads` `{"url", "output", "output_is_directory"?, "connections"?, "headers"?, "checksum"?}` | 201 `{"id"}` |
+/// | `POST /api/downloads` `{"url", "output", "output_is_directory"?, "connections"?, "headers"?, "checksum"?, "format"?, "mirrors"?}` | 201 `{"id"}` |
 /// | `GET /api/downloads/ID` | the item |
 /// | `POST /api/downloads/ID/pause`, `…/resume` | the item |
 /// | `DELETE /api/downloads/ID[?delete=true]` | `{"removed": ID}`; `delete` also removes partial data |

@@ -176,6 +176,7 @@ package actor DownloadService {
         options.headers += item.request.headers
         if let checksum = item.request.checksum { options.sha256 = sha256Digest(fromChecksum: checksum) }
         options.format = item.request.format
+        options.mirrors = item.request.mirrors ?? []
         if let limit = queue.maxBytesPerSecond { options.maxBytesPerSecond = max(1, limit / Int64(queue.maxConcurrent)) }
         let destination: Destination = item.request.outputIsDirectory ? .directory(item.request.output) : .file(item.request.output)
         let download = Download(url: item.request.url, to: destination, options: options)

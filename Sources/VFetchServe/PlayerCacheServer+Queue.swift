@@ -29,14 +29,19 @@ extension PlayerCacheServer {
     }
 
     /// Queues `url` for `destination` (a file, or a directory in which the server's name is used), both
-    /// absolute paths; HLS and DASH take `format` as `DownloadOptions.format` does. Returns its ID; throws
-    /// `DownloadError.badURL` for a request the queue cannot take, `formatUnavailable` for a bad selector.
-    public func add(_ url: String, to destination: Destination, format: String? = nil) async throws(DownloadError) -> String {
-        let request: DownloadQueue.Request =
+    /// absolute paths; HLS and DASH take `format` as `DownloadOptions.format` does, a file `mirrors` as
+    /// `DownloadOptions.mirrors`. Returns its ID; throws `DownloadError.badURL` for a request the queue
+    /// cannot take, `formatUnavailable` for a bad selector.
+    public func add(
+        _ url: String, to destination: Destination, format: String? = nil, mirrors: [String] = []
+    ) async throws(DownloadError) -> String {
+        let (output, outputIsDirectory) =
             switch destination {
-            case .file(let path): DownloadQueue.Request(url: url, output: path, outputIsDirectory: false, format: format)
-            case .directory(let path): DownloadQueue.Request(url: url, output: path, outputIsDirectory: true, format: format)
+            case .file(let path): (path, false)
+            case .directory(let path): (path, true)
             }
+        let request = DownloadQueue.Request(
+            url: url, output: output, outputIsDirectory: outputIsDirectory, format: format, mirrors: mirrors.isEmpty ? nil : mirrors)
         if let problem = request.problem { throw .badURL(problem) }
         do { _ = try TrackSelection(format) } catch { throw .formatUnavailable("format \(format ?? ""): \(error)") }
         return await queue.add(request)

@@ -80,6 +80,35 @@ import Testing
         }
     }
 
+    /// `add --mirror` goes with the queued download, into the queue file and to the download: the mirror
+    /// serves segments, not only its sample, and the file is whole.
+    @Test func aQueuedDownloadTakesItsMirrors() async throws {
+        let bytes = randomBytes(4 * Self.mib, seed: 80)
+        try await withOrigin { origin, directory in
+            let cache = directory + "/cache"
+            origin.publish("/a/f.bin", bytes, behavior: throttled(128 << 10))  // 8 s alone: time for the mirror to take segments
+            origin.publish("/b/f.bin", bytes)
+            let server = try await ServerProcess.start(cacheDirectory: cache)
+            let mirror = origin.url("/b/f.bin")
+            let id = try #require(
+                try await add([origin.url("/a/f.bin")], ["-o", directory + "/f.bin", "-c", "4", "--mirror", mirror], cache: cache).first)
+            let waited = try await vfetch(["wait", id, "--cache-dir", cache])
+            #expect(waited.status == 0, "\(waited.standardError)")
+            #expect(try sha256(file: directory + "/f.bin") == sha256(bytes))
+            #expect(origin.bytesServed("/b/f.bin") > 64 << 10, "the mirror's 64 KiB sample, then segments")
+            let refused = try await vfetch([
+                "add", origin.url("/a/f.bin"), origin.url("/b/f.bin"), "--mirror", mirror, "--cache-dir", cache,
+            ])
+            #expect(refused.status == 64, "\(refused.standardError)")
+            #expect(await server.stop() == 0)
+            // Saved with the download, for a restart to resume with.
+            let saved = try #require(FileManager.default.contents(atPath: cache + "/queue.json"))
+            let queue = try #require(try JSONSerialization.jsonObject(with: saved) as? [String: Any])
+            let request = try #require((queue["items"] as? [[String: Any]])?.first?["request"] as? [String: Any])
+            #expect(request["mirrors"] as? [String] == [mirror], "\(request)")
+        }
+    }
+
     /// A failed download fails the `wait` that watched it, not every later `wait` until it is removed.
     @Test func aFailureFailsItsOwnWaitOnly() async throws {
         let bytes = randomBytes(Self.mib, seed: 79)

@@ -59,20 +59,24 @@ enum JSONRoundTrip {
 
 @Suite struct DamagedQueueTests {
     func saved(
-        nextNumber: String = "2", maxConcurrent: String = "3", speed: String = "null", headers: String = "[]", connections: String = "4"
+        nextNumber: String = "2", maxConcurrent: String = "3", speed: String = "null", headers: String = "[]", connections: String = "4",
+        mirrors: String? = nil
     )
         -> Data
     {
         Data(
             """
             {"items": [{"id": "1", "state": "queued", "request": {"url": "http://h/a.mp4", "output": "/videos/a.mp4",
-              "outputIsDirectory": false, "connections": \(connections), "headers": \(headers)}}],
+              "outputIsDirectory": false, "connections": \(connections), "headers": \(headers)\(mirrors.map { #", "mirrors": "# + $0 } ?? "")}}],
              "maxConcurrent": \(maxConcurrent), "maxBytesPerSecond": \(speed), "nextNumber": \(nextNumber)}
             """.utf8)
     }
 
     @Test func aSoundQueueLoadsAndNumbersOn() throws {
+        let mirrored = try JSONDecoder().decode(DownloadQueue.self, from: saved(mirrors: #"["http://m/a.mp4"]"#))
+        #expect(mirrored.items.first?.request.mirrors == ["http://m/a.mp4"])
         var queue = try JSONDecoder().decode(DownloadQueue.self, from: saved())
+        #expect(queue.items.first?.request.mirrors == nil, "saved before there were mirrors")
         let added = queue.add(DownloadQueue.Request(url: "http://h/b", output: "/videos/b", outputIsDirectory: false))
         #expect(added.id == "2")
     }
@@ -90,6 +94,8 @@ enum JSONRoundTrip {
         ("headers", #"["X-A: 1\r\nX-Injected: 1"]"#),
         ("headers", #"["no colon"]"#),
         ("connections", "100000"),
+        ("mirrors", #"["file:///etc/passwd"]"#),
+        ("mirrors", "[" + Array(repeating: #""http://h/m""#, count: 65).joined(separator: ",") + "]"),
     ])
     func anAbsurdQueueIsRefusedNotTrusted(field: String, value: String) {
         let data =
@@ -98,6 +104,7 @@ enum JSONRoundTrip {
             case "maxConcurrent": saved(maxConcurrent: value)
             case "speed": saved(speed: value)
             case "headers": saved(headers: value)
+            case "mirrors": saved(mirrors: value)
             default: saved(connections: value)
             }
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(DownloadQueue.self, from: data) }

@@ -127,6 +127,7 @@ struct LibraryDownloadTests {
             #"{"bytes":4096,"bytes_per_second":1000000,"connections":6,"event":"progress","media_seconds":12,"media_seconds_total":40.5,"segment":null,"segments":10,"segments_done":3}"#,
             #"{"event":"notice","message":"fell back to one connection"}"#,
             #"{"bytes":8589934592,"connections":9,"duplicate_bytes":3,"event":"done","path":"out/a b.mp4","peak_connections":8,"resumed_bytes":7,"retries":2,"seconds":1.25,"sha256":"ab12"}"#,
+            #"{"bytes":300,"connections":3,"duplicate_bytes":0,"event":"done","path":"f.bin","peak_connections":3,"resumed_bytes":100,"retries":0,"seconds":2,"sha256":null,"sources":[{"bytes":150,"url":"http://a/f.bin"},{"bytes":50,"url":"http://b/f.bin"}]}"#,
             #"{"bytes":9,"connections":0,"duplicate_bytes":0,"event":"done","media_seconds":47.5,"path":"s.mp4","peak_connections":0,"resumed_bytes":0,"resumed_segments":2,"retries":0,"seconds":3,"segments":12,"sha256":null,"skipped":["segment 3: 404"]}"#,
         ]
         let encoder = JSONEncoder()
@@ -137,7 +138,7 @@ struct LibraryDownloadTests {
             #expect(String(decoding: try encoder.encode(event), as: UTF8.self) == line)
             kinds.append(String(describing: event).prefix { $0 != "(" }.description)
         }
-        #expect(kinds == ["started", "progress", "progress", "streamProgress", "notice", "finished", "finished"])
+        #expect(kinds == ["started", "progress", "progress", "streamProgress", "notice", "finished", "finished", "finished"])
         for bad in [
             #"{"event":"exploded"}"#,
             #"{"event":"progress","bytes":1,"bytes_per_second":0,"connections":0,"seconds":0,"done_ranges":[[5,1]]}"#,
