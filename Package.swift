@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
         .testTarget(name: "VFetchStreamsTests", dependencies: ["VFetchStreams"]),
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchServe", "VFetchEngine", "VFetchCore", "TestOrigin"]),
-        .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin", "VFetchCore", "VFetch"]),
+        .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin", "VFetchCore", "VFetch", "VFetchServe"]),
         .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
         // The cache entry's and the playlist's state machines and the request gate, driven directly, and the
         // server's disk threads.

@@ -5,6 +5,12 @@ import VFetchMedia
 import VFetchStreams
 
 /// What a URL or a file holds, as `vfetch info` shows it.
+///
+/// Its JSON is the object `vfetch info --json` prints: the case's value as it encodes itself, with no key
+/// naming the case. Media is `MediaReport`'s `{"container", "duration", "bit_rate", "streams", …}`; a stream is
+/// `StreamCatalogInfo`'s `{"stream": "hls" or "dash", "live", "duration", "tracks"}`; an unfinished stream
+/// download is ``UnfinishedStream``'s `{"stream": URL, "complete": false, "segments", "segments_kept",
+/// "bytes_kept"}`. Decoding tells them apart by `tracks` and `segments_kept`.
 public enum ProbeResult: Sendable, Equatable {
     /// A media file, whole or partial, local or remote: its container and streams, what of it is
     /// playable, and which bytes playback needs next.
@@ -16,13 +22,16 @@ public enum ProbeResult: Sendable, Equatable {
 }
 
 /// What an interrupted stream download kept, from the manifest in its parts folder.
-public struct UnfinishedStream: Sendable, Equatable, Codable {
+///
+/// In JSON: `{"stream": URL, "complete": false, "segments", "segments_kept", "bytes_kept"}`.
+public struct UnfinishedStream: Sendable, Equatable {
     /// The playlist's or manifest's URL.
     public var source: String
     /// Segments (and init sections) in all.
     public var segments: Int
     /// The indexes of those kept, in order.
     public var segmentsKept: [Int]
+    /// The bytes of those kept.
     public var bytesKept: Int64
 }
 
@@ -37,6 +46,7 @@ public enum ProbeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// libavformat cannot read it as media.
     case notMedia(String)
 
+    /// One line saying why, credentials masked.
     public var description: String {
         switch self {
         case .notFound(let path): "\(path) does not exist"

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VFetchCore
 import VFetchEngine
+import VFetchServe
 
 struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,54 +20,35 @@ struct CacheCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            let directory = try open(location, exclusive: false)
-            let entries = directory.entries().filter { !$0.isSecret }
-            let streams = directory.streams(among: entries)
-            let inStreams = Set(streams.flatMap(\.parts))
-            let files = entries.filter { !inStreams.contains($0.id) }
-            if json {
-                let byID = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0) })
-                var lines = files.map { ($0.id, Self.jsonObject($0)) }
-                for stream in streams {
-                    var object = stream.redacted.jsonObject
-                    object["parts"] = stream.parts.compactMap { byID[$0].map(Self.jsonObject) }
-                    lines.append((stream.id, object))
-                }
-                for (_, object) in lines.sorted(by: { $0.0 < $1.0 }) { printJSONLine(object) }
-            } else if !entries.isEmpty || !streams.isEmpty {
-                for line in Self.table(files, streams: streams) { print(line) }
+            let entries: [CacheListing.Entry]
+            do {
+                entries = try CacheListing.entries(inDirectory: location.cacheDirectory)
+            } catch {
+                writeStandardError("vfetch: \(error)\n")
+                throw ExitCode(ExitStatus(error).rawValue)
             }
-        }
-
-        /// A file's entry for `--json`, every value there (null when not known).
-        static func jsonObject(_ entry: CacheDirectory.EntryInfo) -> [String: Any] {
-            var error: String?
-            if case .failed(let reason) = entry.state { error = reason }
-            let object: [String: Any] = [
-                "id": entry.id, "kind": "file", "url": redactedURL(entry.url), "key": redactedURL(entry.key),
-                "length": entry.length as Any, "bytes_cached": entry.bytesCached, "bytes_on_disk": entry.bytesOnDisk,
-                "complete": entry.isComplete, "last_access": entry.lastAccess, "state": entry.state.name,
-                "error": error.map(redactingCredentials(in:)) as Any,
-            ]
-            return object.compactNulls
+            if json {
+                for entry in entries { printJSONLine(entry) }
+            } else if !entries.isEmpty {
+                for line in Self.table(entries) { print(line) }
+            }
         }
 
         /// ID, STATE, SIZE (on disk) and URL in aligned columns, under a header: a file per line, and a
         /// stream (its playlist's URL, which of its variants players read) per line.
-        static func table(_ entries: [CacheDirectory.EntryInfo], streams: [CachedStream]) -> [String] {
-            let files = entries.map { entry in
-                (
-                    entry.id,
-                    [entry.id, redactingCredentials(in: entry.state.description), humanSize(entry.bytesOnDisk), redactedURL(entry.url)]
-                )
-            }
-            let grouped = streams.map { stream in
-                (
-                    stream.id,
-                    [stream.id, stream.stateDescription, humanSize(stream.bytesOnDisk), redactedURL(stream.url) + variantNote(stream)]
-                )
-            }
-            let rows = [["ID", "STATE", "SIZE", "URL"]] + (files + grouped).sorted { $0.0 < $1.0 }.map(\.1)
+        static func table(_ entries: [CacheListing.Entry]) -> [String] {
+            let rows =
+                [["ID", "STATE", "SIZE", "URL"]]
+                + entries.map { entry in
+                    switch entry {
+                    case .file(let file):
+                        let state = CacheEntryState(length: file.length, bytesCached: file.bytesCached, failure: file.error)
+                        return [file.id, state.description, humanSize(file.bytesOnDisk), file.url]
+                    case .stream(let stream):
+                        let state = "stream \(stream.segmentsCached)/\(stream.segments)"
+                        return [stream.id, state, humanSize(stream.bytesOnDisk), stream.url + variantNote(stream)]
+                    }
+                }
             let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
             return rows.map { cells in
                 let id = cells[0].padding(toLength: widths[0], withPad: " ", startingAt: 0)
@@ -79,7 +61,7 @@ struct CacheCommand: ParsableCommand {
 
         /// ` (3 variants, read: 1, 3)`: which of a stream's variants players read, by their place in
         /// the playlist; nothing for a stream of one.
-        static func variantNote(_ stream: CachedStream) -> String {
+        static func variantNote(_ stream: CacheListing.Stream) -> String {
             guard stream.variants.count > 1 else { return "" }
             let read = stream.variants.indices.filter { stream.variantsRead.contains(stream.variants[$0]) }.map { String($0 + 1) }
             return " (\(stream.variants.count) variants, " + (read.isEmpty ? "none read)" : "read: \(read.joined(separator: ", ")))")

@@ -38,8 +38,9 @@ struct InfoCommand: AsyncParsableCommand {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(Self.exitStatus(error).rawValue)
         }
+        if json { return printJSONLine(result.redacted) }
         switch result {
-        case .media(let report): if json { printJSON(report) } else { printText(report) }
+        case .media(let report): printText(report)
         case .stream(let catalog): show(catalog)
         case .unfinishedStream(let parts): show(parts)
         }
@@ -54,33 +55,12 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     private func show(_ parts: UnfinishedStream) {
-        if json {
-            printJSONLine([
-                "stream": redactedURL(parts.source), "complete": false, "segments": parts.segments,
-                "segments_kept": parts.segmentsKept, "bytes_kept": parts.bytesKept,
-            ])
-        } else {
-            print("stream:     \(redactedURL(parts.source)) (unfinished `vfetch get`; run it again to go on)")
-            print("segments:   \(parts.segmentsKept.count) of \(parts.segments) kept, \(Format.size(parts.bytesKept))")
-        }
+        print("stream:     \(redactedURL(parts.source)) (unfinished `vfetch get`; run it again to go on)")
+        print("segments:   \(parts.segmentsKept.count) of \(parts.segments) kept, \(Format.size(parts.bytesKept))")
     }
 
     /// An HLS playlist or DASH manifest: its tracks, as `get --format` chooses among them.
     private func show(_ catalog: StreamCatalogInfo) {
-        if json {
-            let tracks: [[String: Any]] = catalog.tracks.map { track in
-                [
-                    "id": track.id, "kind": track.kind, "bandwidth": track.bandwidth as Any, "width": track.width as Any,
-                    "height": track.height as Any, "codecs": track.codecs, "language": track.language as Any,
-                    "name": track.name as Any, "segments": track.segments as Any, "duration": track.seconds as Any,
-                    "encryption": track.encryption, "problem": track.problem as Any,
-                ]
-            }
-            printJSONLine([
-                "stream": catalog.format, "live": catalog.isLive, "duration": catalog.duration as Any, "tracks": tracks,
-            ])
-            return
-        }
         print("stream:     \(catalog.format.uppercased())\(catalog.isLive ? " (live)" : "")")
         print("duration:   \(catalog.duration.map(Self.clock) ?? "unknown")")
         print("tracks:     (`vfetch get --format id=ID` picks one)")
@@ -95,27 +75,6 @@ struct InfoCommand: AsyncParsableCommand {
             if let problem = track.problem { parts.append("unreadable: \(problem)") }
             print("  \(track.id)  " + parts.joined(separator: "  "))
         }
-    }
-
-    private func printJSON(_ report: MediaReport) {
-        let info = report.info
-        let streams: [[String: Any]] = (info?.streams ?? []).map { stream in
-            [
-                "kind": stream.kind, "codec": stream.codec, "width": stream.width ?? NSNull(),
-                "height": stream.height ?? NSNull(), "frame_rate": stream.frameRate ?? NSNull(),
-                "channels": stream.channels ?? NSNull(), "sample_rate": stream.sampleRate ?? NSNull(),
-            ]
-        }
-        let object: [String: Any] = [
-            "container": report.container ?? NSNull(), "duration": info?.duration ?? NSNull(),
-            "bit_rate": info?.bitRate ?? NSNull(), "streams": streams, "faststart": report.faststart ?? NSNull(),
-            "fragmented": info?.fragmented ?? NSNull(), "length": report.length, "downloaded": report.downloaded,
-            "complete": report.isComplete, "present": report.present.map { [$0.lowerBound, $0.upperBound] },
-            "playable": report.playable.map { [$0.lowerBound, $0.upperBound] },
-            "needs": report.needs.map { [$0.lowerBound, $0.upperBound] } ?? NSNull(),
-            "fetched_bytes": report.fetchedBytes ?? NSNull(), "requests": report.requests ?? NSNull(),
-        ]
-        printJSONLine(object)
     }
 
     private func printText(_ report: MediaReport) {
@@ -161,5 +120,14 @@ struct InfoCommand: AsyncParsableCommand {
     static func clock(_ seconds: Double) -> String {
         let minutes = Int(seconds) / 60
         return String(format: "%d:%04.1f", minutes, seconds - Double(minutes * 60))
+    }
+}
+
+extension ProbeResult {
+    /// The result as it may be printed: an unfinished stream's URL without its password.
+    var redacted: ProbeResult {
+        guard case .unfinishedStream(var parts) = self else { return self }
+        parts.source = redactedURL(parts.source)
+        return .unfinishedStream(parts)
     }
 }

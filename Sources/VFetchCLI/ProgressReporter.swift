@@ -125,16 +125,20 @@ struct JSONReporter: ProgressReporter {
     }
 
     func failed(_ error: DownloadError, detail: String?) {
-        printJSONLine(["event": "error", "message": error.said(detail), "exit_code": ExitStatus(error).rawValue])
+        printJSONLine(Failure(message: error.said(detail), exitCode: ExitStatus(error).rawValue))
         writeStandardError("vfetch: \(error.said(detail))\n")
     }
 
-}
+    /// The last line of a failed run: `{"event": "error", "message", "exit_code"}`.
+    struct Failure: Encodable {
+        var event = "error"
+        var message: String
+        var exitCode: Int32
 
-/// Prints one JSON object on one line of stdout, keys sorted; nil values become null.
-func printJSONLine(_ object: [String: Any]) {
-    guard let data = try? JSONSerialization.data(withJSONObject: object.compactNulls, options: [.sortedKeys]) else { return }
-    FileHandle.standardOutput.write(data + Data("\n".utf8))
+        enum CodingKeys: String, CodingKey {
+            case event, message, exitCode = "exit_code"
+        }
+    }
 }
 
 /// Prints a value as one JSON object on one line of stdout, keys sorted.

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
+import VFetch
 import VFetchCore
 import VFetchEngine
-import VFetchMedia
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,37 +27,25 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         guard let path else { return try showQueue() }
         if let id = Self.queueID(path), !FileManager.default.fileExists(atPath: path) { return try showQueued(id) }
-        let partial: PartialDownload
+        var saved: UnfinishedDownload
         do {
-            // As `info` does: the output path, its `NAME.part` or its `NAME.vfetch`.
-            partial = try PartialDownload(outputPath: MediaInspector.unfinishedDownload(named: path) ?? path)
+            saved = try UnfinishedDownload(named: path)
         } catch {
             writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)
         }
-        let fraction = partial.length > 0 ? Double(partial.bytesDone) / Double(partial.length) : 1
-        if json {
-            let object: [String: Any] = [
-                "path": partial.outputPath, "url": redactedURL(partial.url), "final_url": redactedURL(partial.finalURL),
-                "length": partial.length,
-                "bytes_done": partial.bytesDone, "fraction": fraction, "percent": (fraction * 1000).rounded() / 10,
-                "done_ranges": partial.presentRanges.map { [$0.lowerBound, $0.upperBound] }, "block_size": partial.blockSize,
-                "etag": partial.etag ?? NSNull(), "last_modified": partial.lastModified ?? NSNull(),
-                "content_type": partial.contentType ?? NSNull(), "map": partial.map(width: 64),
-                "created": ISO8601DateFormatter().string(from: partial.created),
-            ]
-            printJSONLine(object)
-            return
-        }
-        print("path:          \(partial.outputPath) (unfinished)")
-        print("url:           \(redactedURL(partial.url))")
-        if partial.finalURL != partial.url { print("final url:     \(redactedURL(partial.finalURL))") }
-        print("size:          \(Format.size(partial.length))")
-        print(String(format: "done:          %.1f%% (%@)", fraction * 100, Format.size(partial.bytesDone)))
-        print("etag:          \(partial.etag ?? "none")")
-        print("last-modified: \(partial.lastModified ?? "none")")
-        print("started:       \(ISO8601DateFormatter().string(from: partial.created))")
-        print("map:           [\(partial.map(width: 64))]")
+        let redirected = saved.finalURL != saved.url
+        (saved.url, saved.finalURL) = (redactedURL(saved.url), redactedURL(saved.finalURL))
+        if json { return printJSONLine(saved) }
+        print("path:          \(saved.outputPath) (unfinished)")
+        print("url:           \(saved.url)")
+        if redirected { print("final url:     \(saved.finalURL)") }
+        print("size:          \(Format.size(saved.length))")
+        print(String(format: "done:          %.1f%% (%@)", saved.fraction * 100, Format.size(saved.bytesDone)))
+        print("etag:          \(saved.etag ?? "none")")
+        print("last-modified: \(saved.lastModified ?? "none")")
+        print("started:       \(ISO8601DateFormatter().string(from: saved.created))")
+        print("map:           [\(saved.map)]")
     }
 }
 

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A stream in the player cache, as `vfetch cache ls` and serve's `/status` show it: one entry for an
 /// HLS master playlist (or a DASH manifest, or a media playlist played alone) and every file of it
 /// serve cached (segments, init sections, keys), with the playlists serve kept of it.
@@ -8,7 +6,7 @@ import Foundation
 /// playlist or static manifest), so `group` finds the streams again from the cache directory alone,
 /// also for files cached before there were streams. A live stream keeps no playlist: its files list
 /// as files. `segments` counts files, init sections and keys included: each is a cache entry.
-package struct CachedStream: Encodable, Sendable, Equatable {
+package struct CachedStream: Sendable, Equatable {
     /// The ID of the kept copy of its first playlist (`CacheIndex.playlistKey`).
     package var id: String
     /// The playlist or manifest players open.
@@ -27,7 +25,7 @@ package struct CachedStream: Encodable, Sendable, Equatable {
     package var bytesOnDisk: Int64
     /// Seconds since 1970: its latest access, of a playlist or a file.
     package var lastAccess: Double
-    /// The entry IDs of its files (listed by the callers in full, not encoded here).
+    /// The entry IDs of its files.
     package var parts: [String]
     /// The IDs of its kept playlists, the first one's included: what `cache rm` of the stream removes with its parts.
     package var playlists: [String]
@@ -37,32 +35,6 @@ package struct CachedStream: Encodable, Sendable, Equatable {
     /// `complete`, `partial` (some bytes saved) or `empty`, as files' states are named.
     package var state: String { isComplete ? "complete" : bytesCached > 0 ? "partial" : "empty" }
 
-    /// `stream 12/30` (files cached of those players read), for `cache ls`'s STATE column.
-    package var stateDescription: String { "stream \(segmentsCached)/\(segments)" }
-
-    enum CodingKeys: String, CodingKey {
-        case id, kind, url, state, complete, variants, variantsRead = "variants_read", segments
-        case segmentsCached = "segments_cached", bytesCached = "bytes_cached", bytesOnDisk = "bytes_on_disk"
-        case lastAccess = "last_access"
-    }
-
-    /// Every field, none left out; `kind` is `stream`. URLs as they are: callers redact them first.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode("stream", forKey: .kind)
-        try container.encode(url, forKey: .url)
-        try container.encode(state, forKey: .state)
-        try container.encode(isComplete, forKey: .complete)
-        try container.encode(variants, forKey: .variants)
-        try container.encode(variantsRead, forKey: .variantsRead)
-        try container.encode(segments, forKey: .segments)
-        try container.encode(segmentsCached, forKey: .segmentsCached)
-        try container.encode(bytesCached, forKey: .bytesCached)
-        try container.encode(bytesOnDisk, forKey: .bytesOnDisk)
-        try container.encode(lastAccess, forKey: .lastAccess)
-    }
-
     /// The stream as it may be shown: its URLs without their passwords.
     package var redacted: CachedStream {
         var stream = self
@@ -70,15 +42,6 @@ package struct CachedStream: Encodable, Sendable, Equatable {
         stream.variants = variants.map(redactedURL)
         stream.variantsRead = variantsRead.map(redactedURL)
         return stream
-    }
-
-    /// The encoded fields as a JSON object, for a listing that adds its `parts` beside them.
-    package var jsonObject: [String: Any] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(self), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return [:] }
-        return object
     }
 
     /// A kept playlist or manifest, as read: the lists it names or holds.

@@ -88,18 +88,35 @@ public struct StreamDownloadSummary: Sendable, Equatable {
 }
 
 /// A stream as `info` shows it: the format and every track.
+///
+/// In JSON, the object `vfetch info --json` prints for a playlist or manifest: `{"stream": "hls" or "dash",
+/// "live", "duration", "tracks"}`.
 public struct StreamCatalogInfo: Sendable, Equatable {
+    /// One track: a video variant, an audio or subtitle rendition, or a variant of video and audio together.
+    ///
+    /// In JSON: `{"id", "kind", "bandwidth", "width", "height", "codecs", "language", "name", "segments",
+    /// "duration", "encryption", "problem"}`, `duration` being `seconds`; a value not known is `null`.
     public struct Track: Sendable, Equatable {
+        /// What `DownloadOptions.format` picks it by (`id=ID`): a DASH Representation's `id`; for HLS, the
+        /// variant's position (`v0`, `v1`, …) or the rendition's `TYPE/GROUP-ID/NAME`.
         public var id: String
+        /// `video`, `audio`, `subtitles` or `muxed` (video and audio in one).
         public var kind: String
+        /// Bits per second, as the playlist or manifest declares it.
         public var bandwidth: Int?
+        /// Picture width in pixels, when declared.
         public var width: Int?
+        /// Picture height in pixels, when declared.
         public var height: Int?
+        /// RFC 6381 codec strings, such as `avc1.64001f`.
         public var codecs: [String]
+        /// BCP 47 language tag.
         public var language: String?
+        /// A human name (HLS `NAME`, a DASH `Label`).
         public var name: String?
         /// nil when its segments are in a media playlist not read.
         public var segments: Int?
+        /// Its length in seconds, when its segments were listed.
         public var seconds: Double?
         /// `none`, `AES-128`, or the DRM system.
         public var encryption: String
@@ -110,8 +127,11 @@ public struct StreamCatalogInfo: Sendable, Equatable {
 
     /// `hls` or `dash`.
     public var format: String
+    /// A live stream, whose playlist grows (HLS without `EXT-X-ENDLIST`, a dynamic DASH manifest).
     public var isLive: Bool
+    /// Seconds, as the document states it or as its longest listed track lasts.
     public var duration: Double?
+    /// Every track, in the document's order.
     public var tracks: [Track]
 }
 

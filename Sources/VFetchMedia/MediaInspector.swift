@@ -4,9 +4,17 @@ import VFetchCore
 import VFetchEngine
 
 /// What `vfetch info` reports about a file, an unfinished download or a URL.
+///
+/// In JSON, the object `vfetch info --json` prints for media: `{"container", "duration", "bit_rate",
+/// "streams", "faststart", "fragmented", "length", "downloaded", "complete", "present", "playable",
+/// "needs", "fetched_bytes", "requests"}`. The fields of `info` are at the top (`streams` is `[]` and the
+/// others `null` while the header is missing); byte ranges are `[start, end]` pairs with `end` exclusive,
+/// time ranges `[start, end]` in seconds; a value not known is `null`. Decoding gives `info` when the
+/// object holds any of its fields.
 public struct MediaReport: Sendable, Equatable {
     /// nil when the header is not there yet (see `needs`).
     public var info: MediaInfo?
+    /// The file's size in bytes.
     public var length: Int64
     /// The fraction of the file's bytes present locally.
     public var downloaded: Double
@@ -19,12 +27,14 @@ public struct MediaReport: Sendable, Equatable {
     public var playable: [ClosedRange<Double>]
     /// Bytes that must arrive before anything can be said (an MP4 `moov` at the end, say).
     public var needs: Range<Int64>?
-    /// The short container name and, for an MP4, whether `moov` comes before `mdat`: those of
-    /// `info`, or, while its header is missing, what the box layout already tells.
+    /// The short container name: that of `info`, or, while its header is missing, what the box layout
+    /// already tells (an MP4).
     public var container: String?
+    /// For an MP4, whether `moov` comes before `mdat`: from `info`, or from the box layout.
     public var faststart: Bool?
-    /// For a URL: the bytes and requests it took to answer.
+    /// For a URL: the bytes it took to answer.
     public var fetchedBytes: Int64?
+    /// For a URL: the requests it took to answer.
     public var requests: Int?
 }
 

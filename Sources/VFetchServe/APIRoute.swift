@@ -72,12 +72,28 @@ struct EventsRoute {
         let bound = NIOLoopBound(exchange, eventLoop: exchange.eventLoop)
         let (loop, downloads) = (exchange.eventLoop, downloads)
         events = Task {
-            for await frame in await downloads.subscribe() {
+            for await update in await downloads.subscribe() {
+                guard let frame = update.serverSentEvent else { continue }
                 loop.execute {
                     let exchange = bound.value
                     _ = exchange.write(exchange.allocator.buffer(string: frame))
                 }
             }
         }
+    }
+}
+
+extension DownloadService.Update {
+    /// The update as a Server-Sent Event, `event: state|progress|removed|notice\ndata: {…}\n\n`, its data
+    /// as the API's answers are encoded.
+    var serverSentEvent: String? {
+        let (event, data): (String, Data?) =
+            switch self {
+            case .state(let item): ("state", try? QueueAPI.encoder.encode(item))
+            case .progress(let item): ("progress", try? QueueAPI.encoder.encode(item))
+            case .removed(let removed): ("removed", try? QueueAPI.encoder.encode(removed))
+            case .notice(let notice): ("notice", try? QueueAPI.encoder.encode(notice))
+            }
+        return data.map { "event: \(event)\ndata: \(String(decoding: $0, as: UTF8.self))\n\n" }
     }
 }

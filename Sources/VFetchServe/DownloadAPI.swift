@@ -1,7 +1,6 @@
 import Foundation
 import NIOHTTP1
 import VFetchCore
-import VFetchStreams
 
 /// The JSON API of the background downloads (`/api/…`), apart from its event stream.
 ///
@@ -39,9 +38,9 @@ enum DownloadAPI {
         case ("downloads", .GET) where id == nil:
             return ok(await service.list())
         case ("downloads", .POST) where id == nil:
-            switch request(from: body) {
+            switch decode(NewDownload.self, from: body, expected: NewDownload.expected) {
             case .failure(let refusal): return error(.badRequest, refusal.message)
-            case .success(let request): return answer(.created, QueueAPI.Created(id: await service.add(request)))
+            case .success(let decoded): return await add(decoded.request, service)
             }
         case ("downloads", .GET) where verb == nil:
             guard let id, let item = await service.describe(id) else { return unknown(id) }
@@ -74,21 +73,20 @@ enum DownloadAPI {
         return ok(await service.limits)
     }
 
+    /// 201 with the new download's ID, or 400 with why the queue refused it, naming the field.
+    private static func add(_ request: DownloadQueue.Request, _ service: DownloadService) async -> Answer {
+        do {
+            return answer(.created, QueueAPI.Created(id: try await service.add(request)))
+        } catch .badURL(let problem), .formatUnavailable(let problem) {
+            return Self.error(.badRequest, problem)
+        } catch {
+            return Self.error(.badRequest, "\(error)")
+        }
+    }
+
     struct Refusal: Error {
         var message: String
         init(_ message: String) { self.message = message }
-    }
-
-    /// A download request from a JSON body, or why it is not one, naming the field.
-    static func request(from body: [UInt8]) -> Result<DownloadQueue.Request, Refusal> {
-        decode(NewDownload.self, from: body, expected: NewDownload.expected).flatMap { decoded in
-            let request = decoded.request
-            if let problem = request.problem { return .failure(Refusal(problem)) }
-            if let format = request.format {
-                do { _ = try TrackSelection(format) } catch { return .failure(Refusal("format: \(error)")) }
-            }
-            return .success(request)
-        }
     }
 
     static func ok(_ body: some Encodable) -> Answer { answer(.ok, body) }

@@ -2,6 +2,7 @@ import Foundation
 import VFetch
 import VFetchCore
 import VFetchEngine
+import VFetchStreams
 
 /// The background downloads of `vfetch serve`: does what the queue answers, keeps the queue on disk
 /// (`queue.json`, replaced atomically within 0.1 s of a change) and tells subscribers what happens.
@@ -13,6 +14,18 @@ package actor DownloadService {
         package var onComplete: String?
         package var download = DownloadOptions()
         package init() {}
+    }
+
+    /// What subscribers are told, as it happens.
+    package enum Update: Sendable, Equatable {
+        /// A download was queued, started, paused, resumed, finished or failed.
+        case state(QueueAPI.Item)
+        /// A running download's progress, at most twice a second.
+        case progress(QueueAPI.Item)
+        /// A download was taken out of the queue.
+        case removed(QueueAPI.Removed)
+        /// What a download said, such as a wait for the origin's `Retry-After`.
+        case notice(QueueAPI.Notice)
     }
 
     /// A download that runs now, and what it last said.
@@ -32,7 +45,7 @@ package actor DownloadService {
 
     private var queue = DownloadQueue()
     private var live: [String: Live] = [:]
-    private var subscribers: [UUID: AsyncStream<String>.Continuation] = [:]
+    private var subscribers: [UUID: AsyncStream<Update>.Continuation] = [:]
     /// Set by `shutdown`: nothing starts any more.
     private var shuttingDown = false
     private let queuePath: String
@@ -71,7 +84,13 @@ package actor DownloadService {
 
     // MARK: - Requests
 
-    package func add(_ request: DownloadQueue.Request) -> String {
+    /// Queues `request`; throws `.badURL` for one the queue cannot take (`Request.problem` names the field)
+    /// and `.formatUnavailable` for a format that is not a selector.
+    package func add(_ request: DownloadQueue.Request) throws(DownloadError) -> String {
+        if let problem = request.problem { throw .badURL(problem) }
+        if let format = request.format {
+            do { _ = try TrackSelection(format) } catch { throw .formatUnavailable("format: \(error)") }
+        }
         let (id, actions) = queue.add(request)
         perform(actions)
         if !actions.contains(.start(id)) { announce(id) }  // a started one was announced as running
@@ -99,7 +118,7 @@ package actor DownloadService {
         if deleteData {
             if live[id] != nil { live[id]?.deleteWhenEnded = item } else { Self.deletePartialData(of: item) }
         }
-        broadcast("removed", QueueAPI.Removed(removed: id))
+        broadcast(.removed(QueueAPI.Removed(removed: id)))
         perform(actions)
         return true
     }
@@ -129,9 +148,9 @@ package actor DownloadService {
 
     package func describe(_ id: String) -> QueueAPI.Item? { queue.item(id).map(describe) }
 
-    /// Server-Sent Events frames (`event: …\ndata: {…}\n\n`) from now on, until the stream is dropped.
-    package func subscribe() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(256))
+    /// Every update from now on, until the stream is dropped or the service shuts down.
+    package func subscribe() -> AsyncStream<Update> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Update.self, bufferingPolicy: .bufferingNewest(256))
         let id = UUID()
         subscribers[id] = continuation
         continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
@@ -208,7 +227,7 @@ package actor DownloadService {
             progressed(id, bytes: progress.bytesDone, rate: progress.bytesPerSecond)
         case .notice(let message):
             // Such as a wait for the origin's Retry-After, which would otherwise look like a stall.
-            broadcast("notice", QueueAPI.Notice(id: id, message: redactingCredentials(in: message)))
+            broadcast(.notice(QueueAPI.Notice(id: id, message: redactingCredentials(in: message))))
         case .streamProgress(let progress):
             progressed(id, bytes: progress.bytesDone, rate: progress.bytesPerSecond)
         case .finished:
@@ -223,7 +242,7 @@ package actor DownloadService {
         let now = ContinuousClock.now
         if live[id]?.lastEvent.map({ now - $0 < .milliseconds(500) }) != true, let item = queue.item(id) {
             live[id]?.lastEvent = now
-            broadcast("progress", describe(item))
+            broadcast(.progress(describe(item)))
         }
     }
 
@@ -295,13 +314,11 @@ package actor DownloadService {
     }
 
     private func announce(_ id: String) {
-        if let item = queue.item(id) { broadcast("state", describe(item)) }
+        if let item = queue.item(id) { broadcast(.state(describe(item))) }
     }
 
-    private func broadcast(_ event: String, _ body: some Encodable) {
-        guard !subscribers.isEmpty, let data = try? QueueAPI.encoder.encode(body) else { return }
-        let frame = "event: \(event)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
-        for continuation in subscribers.values { continuation.yield(frame) }
+    private func broadcast(_ update: Update) {
+        for continuation in subscribers.values { continuation.yield(update) }
     }
 
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }

@@ -310,65 +310,50 @@ package final class PlayerCache: Sendable {
         await keptDocuments.shutdown()
     }
 
-    /// `GET /status` as JSON: entries (a stream as one, its files inside), bytes cached, readers, and per
-    /// file the playable time ranges.
-    func statusJSON() async -> [UInt8] {
-        let status = await status()
-        let data = (try? JSONSerialization.data(withJSONObject: status, options: [.sortedKeys])) ?? Data()
-        return Array(data) + [10]
-    }
-
-    private func status() async -> [String: Any] {
+    /// What `GET /status` answers: entries (a stream as one, its files inside), bytes cached, readers, and per
+    /// file the playable time ranges; URLs without their passwords.
+    func status() async -> CacheStatus {
         let live = entries.withLock { $0 }
         let saved = (try? await disk.runIfActive { [directory] in directory.entries() })?.filter { !$0.isSecret } ?? []
         let documents = await keptDocuments.documents()
-        var items: [String: [String: Any]] = [:]
-        var files: [CachedStream.File] = []
-        var totalCached: Int64 = 0
-        var totalReaders = 0
+        var files: [String: CacheStatus.File] = [:]
+        var members: [CachedStream.File] = []
         for info in saved {
             let now = live[info.id]?.status
             let present = now?.present ?? info.presentRanges
             let length = now?.length ?? info.length
             let cached = present.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) }
             let complete = length.map { cached == $0 } ?? false
-            totalCached += cached
-            totalReaders += now?.readers ?? 0
-            var item: [String: Any] = [
-                "id": info.id, "kind": "file", "url": redactedURL(info.url), "key": redactedURL(info.key), "bytes_cached": cached,
-                "bytes_on_disk": info.bytesOnDisk, "readers": now?.readers ?? 0,
-                "downloading": now?.downloading ?? false, "complete": complete, "last_access": info.lastAccess,
-                "state": CacheEntryState(length: length, bytesCached: cached, failure: info.failure).name,
-            ]
+            var playable: [ClosedRange<Double>]?
             if let length {
-                item["length"] = length
-                item["playable"] = await playable(
-                    path: SideFiles(output: directory.entryPath(info.id)).part, length: length, present: present)
+                playable = await self.playable(path: SideFiles(output: directory.entryPath(info.id)).part, length: length, present: present)
             }
-            items[info.id] = item
-            files.append(
+            files[info.id] = CacheStatus.File(
+                id: info.id, url: redactedURL(info.url), key: redactedURL(info.key), length: length, bytesCached: cached,
+                bytesOnDisk: info.bytesOnDisk, isComplete: complete,
+                state: CacheEntryState(length: length, bytesCached: cached, failure: info.failure).name, lastAccess: info.lastAccess,
+                readers: now?.readers ?? 0, isDownloading: now?.downloading ?? false, playable: playable)
+            members.append(
                 CachedStream.File(
                     id: info.id, url: info.url, bytesCached: cached, bytesOnDisk: info.bytesOnDisk, isComplete: complete,
                     lastAccess: info.lastAccess))
         }
+        let all = Array(files.values)
         // A stream is one entry, its files' entries inside it.
-        var list: [(id: String, item: [String: Any])] = []
-        for stream in CachedStream.group(documents: documents, files: files) {
-            let parts = stream.parts.compactMap { items.removeValue(forKey: $0) }
-            var item = stream.redacted.jsonObject
-            item["parts"] = parts
-            item["readers"] = parts.reduce(0) { $0 + ($1["readers"] as? Int ?? 0) }
-            item["downloading"] = parts.contains { $0["downloading"] as? Bool == true }
-            list.append((stream.id, item))
+        var list: [CacheStatus.Entry] = []
+        for stream in CachedStream.group(documents: documents, files: members) {
+            list.append(.stream(CacheStatus.Stream(stream.redacted, parts: stream.parts.compactMap { files.removeValue(forKey: $0) })))
         }
-        list += items.map { ($0.key, $0.value) }
-        return ["entries": list.sorted { $0.id < $1.id }.map(\.item), "bytes_cached": totalCached, "readers": totalReaders]
+        list += files.values.map { .file($0) }
+        return CacheStatus(
+            entries: list.sorted { $0.id < $1.id }, bytesCached: all.reduce(0) { $0 + $1.bytesCached },
+            readers: all.reduce(0) { $0 + $1.readers })
     }
 
-    /// Seconds playable from the bytes present, as [start, end] pairs; empty when not media or no index yet.
-    private func playable(path: String, length: Int64, present: [Range<Int64>]) async -> [[Double]] {
+    /// Seconds playable from the bytes present; empty when not media or no index yet.
+    private func playable(path: String, length: Int64, present: [Range<Int64>]) async -> [ClosedRange<Double>] {
         guard !present.isEmpty, let (_, ranges) = try? await probeMedia(path: path, length: length, present: present)
         else { return [] }
-        return ranges.map { [$0.lowerBound, $0.upperBound] }
+        return ranges
     }
 }

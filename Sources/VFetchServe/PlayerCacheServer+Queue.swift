@@ -1,7 +1,5 @@
-import Foundation
 import VFetchCore
 import VFetchEngine
-import VFetchStreams
 
 /// The persistent download queue the embedded server hosts, as `vfetch add`, `ls`, `pause`, `resume` and `rm`
 /// use `vfetch serve`'s: at most N at once, saved in the cache directory (`queue.json`), and picked up again
@@ -9,6 +7,7 @@ import VFetchStreams
 extension PlayerCacheServer {
     /// One download in the queue.
     public struct QueuedDownload: Sendable, Equatable {
+        /// Where it is in the queue: waiting its turn, running, paused, finished or failed.
         public enum State: String, Sendable, Codable {
             case queued, running, paused, done, failed
         }
@@ -17,12 +16,15 @@ extension PlayerCacheServer {
         public var id: String
         /// Without its password.
         public var url: String
+        /// Where it is in the queue.
         public var state: State
         /// The file it writes, once known.
         public var path: String?
         /// Why it failed.
         public var error: String?
+        /// Bytes saved, once known.
         public var bytesDone: Int64?
+        /// The file's size, once known.
         public var length: Int64?
         /// While it runs.
         public var bytesPerSecond: Double?
@@ -35,16 +37,14 @@ extension PlayerCacheServer {
     public func add(
         _ url: String, to destination: Destination, format: String? = nil, mirrors: [String] = []
     ) async throws(DownloadError) -> String {
-        let (output, outputIsDirectory) =
+        let (output, isDirectory) =
             switch destination {
             case .file(let path): (path, false)
             case .directory(let path): (path, true)
             }
         let request = DownloadQueue.Request(
-            url: url, output: output, outputIsDirectory: outputIsDirectory, format: format, mirrors: mirrors.isEmpty ? nil : mirrors)
-        if let problem = request.problem { throw .badURL(problem) }
-        do { _ = try TrackSelection(format) } catch { throw .formatUnavailable("format \(format ?? ""): \(error)") }
-        return await queue.add(request)
+            url: url, output: output, outputIsDirectory: isDirectory, format: format, mirrors: mirrors.isEmpty ? nil : mirrors)
+        return try await queue.add(request)
     }
 
     /// Stops a queued or running download, keeping what it saved; false when there is no such ID.
@@ -69,16 +69,14 @@ extension PlayerCacheServer {
     /// Each download as it changes (queued, started, progress about once a second, paused, done, failed), from
     /// now until the server stops or the stream is dropped.
     public func downloadUpdates() async -> AsyncStream<QueuedDownload> {
-        let frames = await queue.subscribe()
+        let updates = await queue.subscribe()
         return AsyncStream { continuation in
             let relay = Task {
-                for await frame in frames {
-                    // `event: state|progress\ndata: {item}`; `removed` and `notice` carry no item.
-                    guard frame.hasPrefix("event: state\n") || frame.hasPrefix("event: progress\n"),
-                        let data = frame.split(separator: "\n").first(where: { $0.hasPrefix("data: ") })?.dropFirst(6),
-                        let item = try? JSONDecoder().decode(QueueAPI.Item.self, from: Data(data.utf8))
-                    else { continue }
-                    continuation.yield(QueuedDownload(item))
+                for await update in updates {
+                    switch update {
+                    case .state(let item), .progress(let item): continuation.yield(QueuedDownload(item))
+                    case .removed, .notice: continue
+                    }
                 }
                 continuation.finish()
             }

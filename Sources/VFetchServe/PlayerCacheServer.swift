@@ -18,6 +18,7 @@ import VFetchEngine
 public final class PlayerCacheServer: Sendable {
     /// What the cache holds for one URL.
     public struct Entry: Sendable, Equatable, Codable {
+        /// The URL it was fetched from.
         public var url: String
         /// Bytes in all, when the origin said.
         public var length: Int64?
@@ -71,6 +72,7 @@ public final class PlayerCacheServer: Sendable {
 
     /// `start` found the port taken (or not allowed).
     public struct CannotListen: Error, CustomStringConvertible {
+        /// Which address, and why.
         public let description: String
     }
 
@@ -90,6 +92,10 @@ public final class PlayerCacheServer: Sendable {
             Entry(url: $0.url, length: $0.length, bytesCached: $0.bytesCached, lastAccess: $0.lastAccess)
         }
     }
+
+    /// What the cache holds and serves now, as `GET /status` answers it: a stream as one entry, its files inside,
+    /// with the players reading each file and the time ranges playable from its bytes.
+    public func status() async -> CacheStatus { await cache.status() }
 
     /// Removes what the cache holds for `url`, as `vfetch cache rm URL` does. False when it holds nothing for
     /// it, or a player reads it or it is being fetched now (try again when that ends).

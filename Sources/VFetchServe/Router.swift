@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 import VFetchCore
@@ -32,14 +33,19 @@ struct Router {
     }
 }
 
-/// `/status`: the cache's entries as JSON, made off the event loop.
+/// `/status`: the cache's entries as JSON (`CacheStatus`), made off the event loop.
 struct StatusRoute {
     let cache: PlayerCache
 
     func answer(_ exchange: Exchange) {
         let cache = cache
         let promise = exchange.eventLoop.makePromise(of: [UInt8].self)
-        promise.completeWithTask { await cache.statusJSON() }
+        promise.completeWithTask {
+            let status = await cache.status()
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return Array((try? encoder.encode(status)) ?? Data()) + [10]
+        }
         promise.futureResult.assumeIsolated().whenSuccess { json in
             guard exchange.isCurrent else { return }
             exchange.send(.content(.ok, type: "application/json", body: json))

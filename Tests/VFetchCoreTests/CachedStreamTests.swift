@@ -51,7 +51,6 @@ import Testing
         #expect(stream.variantsRead == [Self.low], "the shared key says nothing of the high variant")
         #expect((stream.segmentsCached, stream.segments) == (4, 5))
         #expect(stream.state == "partial" && !stream.isComplete)
-        #expect(stream.stateDescription == "stream 4/5")
         #expect(stream.bytesCached == 440)
         #expect(stream.bytesOnDisk == 5 * 4096 + 3 * 10, "its files and the three kept playlists")
         #expect(stream.lastAccess == 9)
@@ -112,19 +111,5 @@ import Testing
         #expect(streams.count == 2)
         #expect(streams.map(\.parts.count).reduce(0, +) == 1)
         #expect(streams.map(\.bytesCached).reduce(0, +) == 100)
-    }
-
-    @Test func encodesEveryFieldWithItsKind() throws {
-        let stream = try #require(
-            CachedStream.group(documents: [Self.media("http://o/s.m3u8", ["http://o/0.ts"])], files: [Self.file("http://o/0.ts")]).first)
-        let object = stream.jsonObject
-        #expect(object["kind"] as? String == "stream")
-        #expect(object["url"] as? String == "http://o/s.m3u8")
-        #expect(object["state"] as? String == "complete" && object["complete"] as? Bool == true)
-        #expect(object["segments"] as? Int == 1 && object["segments_cached"] as? Int == 1)
-        #expect(object["variants"] as? [String] == ["http://o/s.m3u8"] && object["variants_read"] as? [String] == ["http://o/s.m3u8"])
-        #expect(object["bytes_cached"] as? Int == 100 && object["bytes_on_disk"] as? Int == 4096 + 10)
-        #expect(Set(object.keys).isSuperset(of: ["id", "last_access"]))
-        #expect(object["parts"] == nil, "the listings put the files themselves there")
     }
 }
