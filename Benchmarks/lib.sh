@@ -395,7 +395,7 @@ url_quote() {  # text: percent-encoded, reserved characters too
     python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"
 }
 serve_url() {  # origin URL: the player's URL for it through the running server
-    echo "http://127.0.0.1:$SERVER_PORT/stream?url=$(url_quote "$1")"
+    echo "http://127.0.0.1:$SERVER_PORT/media?url=$(url_quote "$1")"
 }
 
 # ---------------------------------------------------------------- metadata

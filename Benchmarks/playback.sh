@@ -16,7 +16,7 @@
 #                 server can beat, the player's own time
 #         direct  the player reads the origin
 #         serve   the player reads a fresh `vfetch serve` (empty cache dir)
-#                 per measurement: http://127.0.0.1:PORT/stream?url=<origin>
+#                 per measurement: http://127.0.0.1:PORT/media?url=<origin>
 #         cache   mpv's own cache (--cache=yes) on the origin
 # With --rtt MS the origin is MS ms of round trip away (delay_proxy.py relays
 # every connection, holding each chunk half of it each way and a connection's

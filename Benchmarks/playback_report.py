@@ -168,7 +168,7 @@ def main():
     if serve_meta[0] == "1":
         sc = metas.get("serve_cmd", [["vfetch serve", ""]])[0]
         w(f"- Serve: a fresh `{sc[0].strip()}` per measurement (cold, empty cache), stopped with SIGINT "
-          "afterwards; player URL `http://127.0.0.1:PORT/stream?url=<origin URL>`. ffmpeg's seeks: one server with "
+          "afterwards; player URL `http://127.0.0.1:PORT/media?url=<origin URL>`. ffmpeg's seeks: one server with "
           f"`{sc[1] if len(sc) > 1 and sc[1] else '(its default prefetch)'}`, an untimed `ffprobe URL` (head and "
           "`moov`), then the five cold seeks")
     else:

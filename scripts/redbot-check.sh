@@ -78,7 +78,7 @@ SERVE=$(grep -o 'http://[^ ]*' "$TMP/serve.out" | head -n 1 || true)
 [[ -n $SERVE ]] || die "vfetch serve did not start: $(tail -3 "$TMP/serve.err")"
 timeout 10 curl -sf -o "$WWW/index.html" "$SERVE/" || die "serve's player page did not load"
 chmod 0644 "$WWW"/*
-stream() { echo "$SERVE/stream?url=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$NGINX/$1")"; }
+media() { echo "$SERVE/media?url=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$NGINX/$1")"; }
 
 ETAG=$(timeout 10 curl -sfI "$NGINX/clip.mp4" | sed -n 's/^etag: *//Ip' | tr -d '\r')
 [[ -n $ETAG ]] || die "nginx sent no ETag for clip.mp4"
@@ -118,7 +118,7 @@ for scenario in "${SCENARIOS[@]}"; do
     if [[ $path == / ]]; then
         nginx_url="$NGINX/" serve_url="$SERVE/"
     else
-        nginx_url="$NGINX/$path" serve_url=$(stream "$path")
+        nginx_url="$NGINX/$path" serve_url=$(media "$path")
     fi
     notes "$TMP/nginx.notes" "$nginx_url" "$method" "${headers[@]}" || die "REDbot failed on nginx ($name)"
     notes "$TMP/serve.notes" "$serve_url" "$method" "${headers[@]}" || die "REDbot failed on serve ($name)"

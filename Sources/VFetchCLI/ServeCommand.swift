@@ -47,7 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve remote files to players through a local cache, downloading what they need first.",
         discussion: """
-            Players read http://HOST:PORT/stream?url=<percent-encoded URL> (add key=K for URLs whose query \
+            Players read http://HOST:PORT/media?url=<percent-encoded URL> (add key=K for URLs whose query \
             changes, such as signed links); GET /status shows the cache. Exit codes: 0 stopped, 1 cannot \
             listen, 4 no server to --stop, 7 cache directory not writable, 11 another server uses the cache directory, 64 bad usage.
             """

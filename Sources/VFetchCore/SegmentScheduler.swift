@@ -1,11 +1,3 @@
-/// Names one HTTP transfer (one request on one connection) for the scheduler.
-package struct TransferID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    package let rawValue: Int
-    package init(_ rawValue: Int) { self.rawValue = rawValue }
-    package static func < (lhs: TransferID, rhs: TransferID) -> Bool { lhs.rawValue < rhs.rawValue }
-    package var description: String { "#\(rawValue)" }
-}
-
 /// Decides which bytes each connection asks for, and which bytes of what arrives get written.
 ///
 /// A value-type state machine: the I/O owner tells it what happened (`receive`, `transferEnded`,
@@ -21,32 +13,6 @@ package struct SegmentScheduler: Sendable {
     /// first (they cost the least), then the newest (the oldest are furthest into their segments).
     package static func transfersToStop(_ transfers: [(id: TransferID, answered: Bool)], keeping limit: Int) -> [TransferID] {
         transfers.sorted { ($0.answered ? 0 : 1, $0.id) < ($1.answered ? 0 : 1, $1.id) }.dropFirst(max(0, limit)).map(\.id)
-    }
-
-    /// A request to start: a new transfer asking for `range` (nil: the whole file, without Range).
-    package struct Assignment: Equatable, Sendable {
-        package var transfer: TransferID
-        package var range: Range<Int64>?
-        package var isRace: Bool
-    }
-
-    /// What to do with a chunk a transfer delivered.
-    package struct Receipt: Equatable, Sendable {
-        /// The file bytes of the chunk to write; nil: drop the chunk.
-        package var write: Range<Int64>?
-        /// How many bytes at the start of the chunk come before `write`.
-        package var skip: Int64 = 0
-        /// The transfer has delivered all it should: abort it.
-        package var stop: Bool
-    }
-
-    package enum Outcome: Equatable, Sendable {
-        /// The server sent all that was asked.
-        case finished
-        /// The request failed; retry after at least `retryAfter` seconds if given.
-        case failed(retryAfter: Double?)
-        /// The engine stopped it on the scheduler's word (split point reached, race lost, too slow).
-        case stopped
     }
 
     struct Segment {
@@ -88,12 +54,13 @@ package struct SegmentScheduler: Sendable {
     /// What every response of this origin sends at once before it pauses: requests ask for no more.
     package private(set) var bursts: ResponseBursts
     /// How fast each transfer goes, and what is typical: which to race, which to replace.
-    private var rates: TransferRates
+    var rates: TransferRates
     /// When to race a holder, and which transfer gives way to urgent work.
-    private let racing: Racing
+    let racing: Racing
 
-    private var segments: [Segment] = []
-    private var transfers: [TransferID: Transfer] = [:]
+    // Internal, not private: the readers' entry points (SegmentScheduler+Readers.swift) use them.
+    var segments: [Segment] = []
+    var transfers: [TransferID: Transfer] = [:]
     private var orphans: [TransferID] = []
     private var nextTransferID = 0
     private var nextSegmentID = 0
@@ -348,65 +315,6 @@ package struct SegmentScheduler: Sendable {
         return slow
     }
 
-    /// Makes the bytes from `offset` on the next to be fetched: unless a transfer will reach them within
-    /// half a second at its own rate, the segment holding `offset` is split there (at its block, or
-    /// `exactly` there) and its second part goes to the next free connection (see `transferToPreempt`).
-    /// A container's index is asked for exactly: it is small, and everything waits for it.
-    package mutating func startSoon(at offset: Int64, exactly: Bool = false) {
-        guard rangeRequests,
-            let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end })
-        else { return }
-        let point = exactly ? offset : offset - offset % configuration.alignment
-        let next = segments[index].next
-        guard let holder = segments[index].holders.first else {
-            segments[point > next ? split(index, at: point) : index].urgent = true
-            return
-        }
-        guard point > next else { return }  // the holder is at the byte already (see `hurry`)
-        let rate = rates.rate(of: holder) ?? rates.typical ?? 0
-        let soonEnough = exactly ? 0 : max(Double(configuration.alignment), rate / 2)
-        guard Double(point - next) > soonEnough else { return }
-        segments[split(index, at: point)].urgent = true
-    }
-
-    /// A reader waits for the byte at `offset`: once its holder, at that byte, has paused long enough
-    /// (see `Racing.racesHolder`), a fresh request races it from there, once. Call it every turn while
-    /// the reader waits.
-    package mutating func hurry(_ offset: Int64, now: Double) {
-        guard rangeRequests, let index = segments.firstIndex(where: { $0.next <= offset && offset < $0.end }),
-            segments[index].holders.count == 1, let holder = transfers[segments[index].holders[0]]
-        else { return }
-        let silence = now - (bursts.lastChunk(of: segments[index].holders[0]) ?? holder.startedAt)
-        guard racing.racesHolder(at: segments[index].next, waitedAt: offset, silence: silence) else { return }
-        segments[index].raceSoon = true
-    }
-
-    /// When `startSoon` work or a reader's window waits and every connection is busy: the transfer to
-    /// stop for it (see `Racing.transferToPreempt`), never the one bringing a window's first bytes.
-    package var transferToPreempt: TransferID? {
-        let windows = playbackWindows
-        let urgent = segments.contains { ($0.urgent && $0.holders.isEmpty) || $0.raceSoon }
-        let readersWait = playback?.positions.isEmpty == false && playbackCut(windows) != nil
-        let held = segments.compactMap { segment in segment.holders.first.map { (range: segment.range, holder: $0) } }
-        return Racing.transferToPreempt(held: held, windows: windows, urgent: urgent, readersWait: readersWait)
-    }
-
-    /// The ranges playback wants next (see `Playback.windows`).
-    package var playbackWindows: [Range<Int64>] {
-        playback?.windows(firstMissing: segments.lazy.map(\.next).min(), total: total) ?? []
-    }
-
-    /// In windowsOnly mode, makes transfers stop at the end of the windows they serve (at the next block
-    /// boundary when they serve none); the rest of their segments waits for a reader to come near.
-    package mutating func trimToWindows() {
-        guard let playback, playback.windowsOnly else { return }
-        let windows = playbackWindows
-        for index in segments.indices where !segments[index].holders.isEmpty {
-            let end = playback.heldEnd(of: segments[index].range, windows: windows, block: configuration.alignment)
-            _ = cut(index, at: end, roundingUp: true)
-        }
-    }
-
     /// Takes a transfer off its segment, which waits for the next free connection; the engine then stops it.
     package mutating func release(_ id: TransferID) { detach(id) }
 
@@ -459,30 +367,16 @@ package struct SegmentScheduler: Sendable {
         }
     }
 
-    /// Where to cut a held segment so each playback window is fetched chunk by chunk (see `Playback.cut`).
-    private func playbackCut(_ windows: [Range<Int64>]) -> Int64? {
-        let missing = segments.sorted { $0.next < $1.next }.map { (range: $0.range, held: !$0.holders.isEmpty) }
-        return playback?.cut(missing, windows: windows, block: configuration.alignment)
-    }
-
-    /// Ends idle segment `index` where its request in `window` ends (see `Playback.requestEnds`).
-    private mutating func endRequest(_ index: Int, in window: Range<Int64>) {
-        guard let playback else { return }
-        for end in playback.requestEnds(from: segments[index].next, in: window, block: configuration.alignment) {
-            _ = cut(index, at: end, roundingUp: false)
-        }
-    }
-
     /// Splits segment `index` at `offset` (on a block boundary) when that leaves both parts non-empty;
     /// returns the index of the new second part.
-    private mutating func cut(_ index: Int, at offset: Int64, roundingUp: Bool) -> Int? {
+    mutating func cut(_ index: Int, at offset: Int64, roundingUp: Bool) -> Int? {
         let point = offset.aligned(to: configuration.alignment, roundingUp: roundingUp)
         guard point > segments[index].next, point < segments[index].end else { return nil }
         return split(index, at: point)
     }
 
     /// Ends segment `index` at `point`; what followed becomes a new, idle segment, whose index it returns.
-    private mutating func split(_ index: Int, at point: Int64) -> Int {
+    mutating func split(_ index: Int, at point: Int64) -> Int {
         let tail = point..<segments[index].end
         segments[index].end = point
         addSegment(tail)

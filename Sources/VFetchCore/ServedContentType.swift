@@ -3,7 +3,7 @@ import Foundation
 /// How `vfetch serve` passes on an origin's `Content-Type`.
 ///
 /// Serve answers on a local origin that every web page can point a browser at: bytes it relays must
-/// never run as a page there (which would read `/status` and use `/stream` as a proxy). Media and
+/// never run as a page there (which would read `/status` and use `/media` as a proxy). Media and
 /// playlists pass; a web page is refused, which also tells a user why a player gets nothing (a
 /// login or error page); anything else is sent as an opaque download.
 package enum ServedContentType: Equatable, Sendable {

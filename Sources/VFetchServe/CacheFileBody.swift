@@ -7,7 +7,7 @@ import VFetchEngine
     import Glibc
 #endif
 
-/// The body of a `/stream` answer: the bytes of a range of a cache file, sent as the entry's download
+/// The body of a `/media` answer: the bytes of a range of a cache file, sent as the entry's download
 /// writes them. Each step of 256 KiB is read on the cache's disk threads and sent after the previous
 /// one was written to the socket, so a paused player holds nothing up; at a missing byte it waits for
 /// the download (`CacheEntry.whenPresent`). Only bytes the running download reported as written are

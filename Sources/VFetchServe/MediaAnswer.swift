@@ -2,7 +2,7 @@ import NIOHTTP1
 import VFetchCore
 import VFetchEngine
 
-/// What a `/stream` request for a file is answered, from the remote file's facts and the request's
+/// What a `/media` request for a file is answered, from the remote file's facts and the request's
 /// head: a whole answer (an error, a 304, the headers alone for HEAD or an empty range), or the bytes
 /// of a range of the cache file under a status and headers. A value, with no I/O.
 enum MediaAnswer {
@@ -22,7 +22,7 @@ enum MediaAnswer {
             headers.add(name: "Content-Type", value: type)
         case .opaque:
             headers.add(name: "Content-Type", value: "application/octet-stream")
-            // Saved, never shown; under the origin's name, not "stream".
+            // Saved, never shown; under the origin's name, not "media".
             let name = FileName.choose(url: remote.url, suggested: nil)
             headers.add(name: "Content-Disposition", value: ContentDisposition.attachment(fileName: name))
         case .page(let type):

@@ -5,7 +5,7 @@ import VFetchCore
 import VFetchEngine
 import VFetchStreams
 
-/// `/stream` of a file: its cache entry's facts once the entry's download has probed the origin,
+/// `/media` of a file: its cache entry's facts once the entry's download has probed the origin,
 /// then the bytes asked for from the cache file as the download writes them (`CacheFileBody`). A
 /// playlist its name did not tell (by its Content-Type, or by its first bytes when the type says
 /// nothing) goes to `PlaylistRoute`.
@@ -13,7 +13,7 @@ struct MediaRoute {
     let cache: PlayerCache
     let playlists: PlaylistRoute
 
-    func answer(_ target: RequestGate.StreamTarget, _ requester: RequestGate.Requester, _ exchange: Exchange) {
+    func answer(_ target: RequestGate.MediaTarget, _ requester: RequestGate.Requester, _ exchange: Exchange) {
         let publicOnly = requester.publicOnly
         if let failure = cache.recentFailure(key: target.key, publicOnly: publicOnly) {
             return exchange.send(.originFailed(OriginFailure(failure.message, exitStatus: failure.exitStatus)))
@@ -24,7 +24,7 @@ struct MediaRoute {
     }
 
     private func open(
-        _ entry: CacheEntry, _ target: RequestGate.StreamTarget, _ requester: RequestGate.Requester, _ exchange: Exchange
+        _ entry: CacheEntry, _ target: RequestGate.MediaTarget, _ requester: RequestGate.Requester, _ exchange: Exchange
     ) {
         let cache = cache
         entry.open(url: target.url, publicOnly: requester.publicOnly, on: exchange.eventLoop).assumeIsolated().whenComplete { result in

@@ -83,7 +83,7 @@ public final class PlayerCacheServer: Sendable {
     /// `server`'s URL for `url`: everything but RFC 3986's unreserved characters percent-encoded, so the URL's
     /// own `?`, `&` and `+` stay its own.
     public static func proxyURL(server: String, for url: String) -> String {
-        server + "/stream?url=" + percentEncodedValue(url)
+        server + "/media?url=" + percentEncodedValue(url)
     }
 
     /// The files the cache holds, as saved on disk (at the latest checkpoint of each).

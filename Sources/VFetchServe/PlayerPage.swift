@@ -121,7 +121,7 @@ enum PlayerPage {
 
         """
 
-    /// Plays `?url=` through `/stream`; the page's own origin, so no CORS is involved.
+    /// Plays `?url=` through `/media`; the page's own origin, so no CORS is involved.
     static let script = """
         "use strict";
         const url = new URLSearchParams(location.search).get("url");
@@ -129,7 +129,7 @@ enum PlayerPage {
         const status = document.getElementById("status");
         if (url) {
             document.getElementById("url").value = url;
-            video.src = "/stream?url=" + encodeURIComponent(url);
+            video.src = "/media?url=" + encodeURIComponent(url);
             video.play().catch(() => {});
         }
         video.addEventListener("error", () => {

@@ -3,7 +3,7 @@ import VFetchCore
 import VFetchEngine
 import VFetchStreams
 
-/// How serve answers a `/stream` of a playlist or a manifest, as a value: `PlaylistRoute` tells it
+/// How serve answers a `/media` of a playlist or a manifest, as a value: `PlaylistRoute` tells it
 /// what happened (the kept copy was read, the origin answered or failed) and does what it answers
 /// (read the kept copy, fetch, keep, touch or forget the copy, log, tell the lookahead, answer).
 ///
@@ -12,8 +12,8 @@ import VFetchStreams
 /// change (a VOD playlist, a static MPD) is kept for offline play: the next fetch is conditional (a
 /// 304 answers the copy) and quick to give up, and an origin out of reach is answered with the copy.
 /// A web page's request neither reads nor writes a copy: the copies are the player's, perhaps of a
-/// private address. Every URI of the answer links back through `/stream` on the server as the player
-/// reached it, and carries only `url=`: what a plain `/stream` request needs, and nothing secret.
+/// private address. Every URI of the answer links back through `/media` on the server as the player
+/// reached it, and carries only `url=`: what a plain `/media` request needs, and nothing secret.
 ///
 /// No I/O, no clock: `StreamRewrite` and `StreamDocument` are pure.
 struct PlaylistFetch {
@@ -163,13 +163,13 @@ struct PlaylistFetch {
         return actions
     }
 
-    /// Links a URI (with `kind`, `&kind=key` for an AES key's) as `/stream?url=`, root-relative, so
+    /// Links a URI (with `kind`, `&kind=key` for an AES key's) as `/media?url=`, root-relative, so
     /// a player resolves it against the address it reached the playlist by, this server's or a
-    /// cache's in front of it (docs/SHARING.md). A `/stream` link to this server already goes through
-    /// it: wrapped again, each read would nest deeper. Any other of its paths is wrapped, so a
-    /// playlist cannot send a player there.
+    /// cache's in front of it (docs/SHARING.md). A `/media` link to this server (or one by its old
+    /// name, `/stream`) already goes through it: wrapped again, each read would nest deeper. Any other
+    /// of its paths is wrapped, so a playlist cannot send a player there.
     private var linkThroughServer: @Sendable (String, String) -> String {
-        let own = server + "stream?"
-        return { uri, kind in uri.hasPrefix(own) ? uri : "/stream?url=" + percentEncodedValue(uri) + kind }
+        let own = [server + "media?", server + "stream?"]
+        return { uri, kind in own.contains(where: uri.hasPrefix) ? uri : "/media?url=" + percentEncodedValue(uri) + kind }
     }
 }

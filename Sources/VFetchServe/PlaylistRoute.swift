@@ -4,8 +4,8 @@ import VFetchCore
 import VFetchEngine
 import VFetchStreams
 
-/// `/stream` of an HLS playlist or a DASH manifest: fetched afresh and rewritten so that every URI in
-/// it points back through `/stream` (segments, init sections and keys then come through the cache),
+/// `/media` of an HLS playlist or a DASH manifest: fetched afresh and rewritten so that every URI in
+/// it points back through `/media` (segments, init sections and keys then come through the cache),
 /// never served from a cache file. `PlaylistFetch` decides everything; this carries out its actions
 /// in one task (the disk work on the cache's disk threads) and sends its answer.
 struct PlaylistRoute {

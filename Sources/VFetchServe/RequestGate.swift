@@ -29,8 +29,8 @@ struct RequestGate: Sendable {
         var publicOnly: Bool { self == .page }
     }
 
-    /// What a `/stream` request reads.
-    struct StreamTarget: Equatable, Sendable {
+    /// What a `/media` request reads.
+    struct MediaTarget: Equatable, Sendable {
         /// The origin's URL, http or https.
         var url: String
         /// The key of its cache entry: a page's own, or a player's (the URL, or the `key=` it gave);
@@ -42,10 +42,10 @@ struct RequestGate: Sendable {
     enum Route: Equatable, Sendable {
         /// The player page's files.
         case page(PlayerPage.File)
-        /// `/stream` of a file (or of a playlist its name does not tell: see `MediaRoute`).
-        case media(StreamTarget)
-        /// `/stream` of an HLS playlist or a DASH manifest, told by its name.
-        case playlist(StreamTarget)
+        /// `/media` of a file (or of a playlist its name does not tell: see `MediaRoute`).
+        case media(MediaTarget)
+        /// `/media` of an HLS playlist or a DASH manifest, told by its name.
+        case playlist(MediaTarget)
         /// `/status`: the cache's entries.
         case status
         /// `/api/proof`: the server proves it knows the token, before a client sends it.
@@ -82,7 +82,7 @@ struct RequestGate: Sendable {
     /// What a path names, before its rules let a request through.
     private enum Resource {
         case page(PlayerPage.File)
-        case stream
+        case media
         case status
         case proof
         case api([String])
@@ -95,7 +95,9 @@ struct RequestGate: Sendable {
                 return
             }
             switch path {
-            case "/stream": self = .stream
+            // `/stream` is the path's old name: links, bookmarks and players from before still read it,
+            // and get the same answers.
+            case "/media", "/stream": self = .media
             case "/status": self = .status
             default:
                 guard let file = PlayerPage.File(path: path) else { return nil }
@@ -110,7 +112,7 @@ struct RequestGate: Sendable {
                 // Another site sending the browser to the page with a URL would make serve fetch it as
                 // the user's own request (the page's reads are same-origin): it gets the empty page.
                 Rules(methods: [.GET, .HEAD], pages: file == .html ? .sentWithoutQuery : .allowed)
-            case .stream:
+            case .media:
                 // Only the media may be read by other pages, and only by those --allow-origin names.
                 Rules(methods: [.GET, .HEAD], crossOrigin: true, pages: .allowed)
             case .status:
@@ -159,7 +161,7 @@ struct RequestGate: Sendable {
             return .answer(.failure(.badRequest, "malformed request target"))
         }
         guard let resource = Resource(path: components.path) else {
-            return .answer(.failure(.notFound, "no such path: \(components.path) (try /, /stream?url=…, /status or /queue)"))
+            return .answer(.failure(.notFound, "no such path: \(components.path) (try /, /media?url=…, /status or /queue)"))
         }
         let rules = resource.rules
         let origin = head.headers.first(name: "Origin")
@@ -208,9 +210,9 @@ struct RequestGate: Sendable {
         case .proof: route = .proof
         case .api(let path): route = .api(path)
         case .events: route = .events
-        case .stream:
-            switch Self.streamRoute(query, requester: requester) {
-            case .success(let stream): route = stream
+        case .media:
+            switch Self.mediaRoute(query, requester: requester) {
+            case .success(let media): route = media
             case .failure(let refusal): return answered(.failure(.badRequest, refusal.message))
             }
         }
@@ -237,8 +239,8 @@ struct RequestGate: Sendable {
         var message: String
     }
 
-    /// `/stream?url=U[&key=K][&kind=key]`: a playlist by its name, or a file under its entry's key.
-    private static func streamRoute(_ query: [URLQueryItem], requester: Requester) -> Result<Route, Refusal> {
+    /// `/media?url=U[&key=K][&kind=key]`: a playlist by its name, or a file under its entry's key.
+    private static func mediaRoute(_ query: [URLQueryItem], requester: Requester) -> Result<Route, Refusal> {
         guard let url = query.first(where: { $0.name == "url" })?.value, !url.isEmpty else {
             return .failure(Refusal(message: "missing url= (a percent-encoded http or https URL)"))
         }
@@ -246,7 +248,7 @@ struct RequestGate: Sendable {
         var key = CacheIndex.key(url: url, playerKey: query.first { $0.name == "key" }?.value, forPage: requester == .page)
         // An AES key, as the rewritten playlist marks it: kept for offline play, never listed.
         if query.contains(where: { $0.name == "kind" && $0.value == "key" }) { key = CacheIndex.secretKey(key) }
-        let target = StreamTarget(url: url, key: key)
+        let target = MediaTarget(url: url, key: key)
         // A playlist's name: it is rewritten, never served from the cache file.
         if let path = URL(string: url)?.path, StreamFormat.detect(contentType: nil, path: path, firstBytes: []) != nil {
             return .success(.playlist(target))

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A real browser plays through `vfetch serve`: headless Chromium (Debian's `chromium`, driven by
-Playwright) loads a page from a second local origin whose <video crossorigin> reads serve's /stream.
+Playwright) loads a page from a second local origin whose <video crossorigin> reads serve's /media.
 
 Checks, each printed as `ok:` or `FAIL:`, then `N passed, N failed`:
   - with `--allow-origin PAGE-ORIGIN`: readyState reaches HAVE_ENOUGH_DATA, currentTime passes 5 s,
@@ -228,9 +228,9 @@ def allowed_page(browser, checks, page_url, serve_url):
         cors = [h.get("access-control-allow-origin") for _, h in seen]
         statuses = sorted({status for status, _ in seen})
         if cors and all(cors):
-            checks.ok(f"allowed origin: every /stream response names the page's origin ({cors[0]}), statuses {statuses}")
+            checks.ok(f"allowed origin: every /media response names the page's origin ({cors[0]}), statuses {statuses}")
         else:
-            checks.fail(f"allowed origin: /stream responses without Access-Control-Allow-Origin: {seen}")
+            checks.fail(f"allowed origin: /media responses without Access-Control-Allow-Origin: {seen}")
         s = wait_for(page, "v.currentTime > 5", 15, "allowed origin: currentTime passes 5 s")
         checks.ok(f"allowed origin: plays, currentTime {s['currentTime']:.2f} s")
         middle = DURATION / 2
@@ -343,8 +343,8 @@ def run(args, folder, processes, checks):
                   f"serve {refusing} (no --allow-origin)", flush=True)
 
             def page_for(serve_url, cors=True):
-                stream = f"{serve_url}/stream?url={urllib.parse.quote(media_url, safe='')}"
-                return f"{page_origin}/page.html?src={urllib.parse.quote(stream, safe='')}" + ("" if cors else "&cors=0")
+                media = f"{serve_url}/media?url={urllib.parse.quote(media_url, safe='')}"
+                return f"{page_origin}/page.html?src={urllib.parse.quote(media, safe='')}" + ("" if cors else "&cors=0")
 
             allowed_page(browser, checks, page_for(allowing), allowing)
             refused_page(browser, checks, page_for(refusing), refusing, "crossorigin, no --allow-origin")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Segmented streams in a real browser through `vfetch serve`: headless Chromium (Debian's
 `chromium`, driven by Playwright) loads a page from a second local origin whose JavaScript player
-reads serve's /stream?url=<playlist>, which serve rewrites so that every segment comes through it.
+reads serve's /media?url=<playlist>, which serve rewrites so that every segment comes through it.
 
   - hls.js plays an HLS master playlist of 3 variants (MPEG-TS segments, audio muxed in);
   - video.js (its http-streaming) plays a DASH MPD with separate video and audio adaptation sets
@@ -276,7 +276,7 @@ def run(args, folder, processes, checks):
                        ("DASH", "dash", f"{origin_url}/dash/manifest.mpd")]
 
             def page_for(serve_url, player, url):
-                stream = f"{serve_url}/stream?url={urllib.parse.quote(url, safe='')}"
+                stream = f"{serve_url}/media?url={urllib.parse.quote(url, safe='')}"
                 return f"{page_origin}/page.html?player={player}&src={urllib.parse.quote(stream, safe='')}"
 
             online = serve("serve")

@@ -5,7 +5,7 @@ configuration docs/SHARING.md shows (only its ports, paths and password file cha
 
 Checks, each printed as `ok:` or `FAIL:`, then `N passed, N failed`:
   - nginx refuses a request without the password (401) and one from an address it does not allow
-    (403), and passes nothing but /stream;
+    (403), and passes nothing but /media;
   - ffmpeg plays a video file (its moov at the end) through the tier twice: both decode the source's
     frames, nginx asks serve for each slice at most once, and the second play, with serve stopped, is
     answered by nginx's cache, every slice a HIT; the bytes of the file and of a range across slices
@@ -181,7 +181,7 @@ class Tier:
 
     @staticmethod
     def target(url):
-        return "/stream?url=" + urllib.parse.quote(url, safe="")
+        return "/media?url=" + urllib.parse.quote(url, safe="")
 
     def get(self, target, headers=None, password=True, source="127.0.0.1"):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60, source_address=(source, 0))
@@ -244,7 +244,7 @@ def check_access(checks, tier, media_url):
     status, _, _ = tier.get(tier.target(media_url), source="127.0.0.2")
     check(checks, status == 403, f"from 127.0.0.2, an address the configuration does not allow: {status}")
     refused = {path: tier.get(path)[0] for path in ("/", "/status", "/api/downloads")}
-    check(checks, set(refused.values()) == {404}, f"nothing but /stream passes: {refused}")
+    check(checks, set(refused.values()) == {404}, f"nothing but /media passes: {refused}")
 
 
 def check_file(checks, tier, processes, clip, media_url, expected):

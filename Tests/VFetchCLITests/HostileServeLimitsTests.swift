@@ -33,7 +33,7 @@ import Testing
         try await ServeTests().withServer { (origin, server, directory) async throws -> Void in
             origin.publish("/v/index.m3u8", vodPlaylist(segments: 4), behavior: playlistType)
             let body = directory + "/body"
-            #expect(try await curl([server.stream(origin.url("/v/index.m3u8"))], body: body).hasSuffix("200"))
+            #expect(try await curl([server.media(origin.url("/v/index.m3u8"))], body: body).hasSuffix("200"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: server.cacheDirectory).contains { $0.hasSuffix(".playlist") })
             // Another site's page (a no-cors fetch says only Sec-Fetch-Site; a CORS one its Origin): nothing is read.
             for header in ["Sec-Fetch-Site: cross-site", "Sec-Fetch-Site: same-site", "Origin: https://evil.example"] {
@@ -59,22 +59,22 @@ import Testing
             let cache = directory + "/cache"
             let body = directory + "/body"
             let first = try await ServerProcess.start(cacheDirectory: cache, ["--allow-origin", "*"])
-            #expect(try await curl([first.stream(origin.url("/private.bin"))], body: body).hasSuffix("200"))
+            #expect(try await curl([first.media(origin.url("/private.bin"))], body: body).hasSuffix("200"))
             #expect(try sha256(file: body) == sha256(bytes))
             #expect(try await first.waitForEntry(origin.url("/private.bin")) { $0["complete"] as? Bool == true })
             // The entry is complete and fresh: a page still gets none of it.
-            let fresh = try await curl(page + [first.stream(origin.url("/private.bin"))], body: body)
+            let fresh = try await curl(page + [first.media(origin.url("/private.bin"))], body: body)
             #expect(fresh.hasSuffix("502"), "\(fresh)")
             #expect(try sha256(file: body) != sha256(bytes))
             #expect(await first.stop() == 0)
             // Another run: the page's request revalidates under its rules, is refused, and that is not
             // "the origin is offline, serve the copy".
             let second = try await ServerProcess.start(cacheDirectory: cache, ["--allow-origin", "*"])
-            let revalidated = try await curl(page + [second.stream(origin.url("/private.bin")), "-r", "0-1023"], body: body)
+            let revalidated = try await curl(page + [second.media(origin.url("/private.bin")), "-r", "0-1023"], body: body)
             #expect(revalidated.hasSuffix("502"), "\(revalidated)")
             #expect(try sha256(file: body) != sha256(Array(bytes.prefix(1024))))
             // The player still reads it.
-            #expect(try await curl([second.stream(origin.url("/private.bin"))], body: body).hasSuffix("200"))
+            #expect(try await curl([second.media(origin.url("/private.bin"))], body: body).hasSuffix("200"))
             #expect(try sha256(file: body) == sha256(bytes))
             #expect(await second.stop() == 0)
         }
@@ -87,9 +87,9 @@ import Testing
             let server = try await ServerProcess.start(
                 cacheDirectory: directory + "/cache", ["--client-timeout", "2"], fileLimit: 64)
             let port = Int(server.base.split(separator: ":").last!)!
-            let path = String(server.stream(origin.url("/big.bin")).dropFirst(server.base.count))
+            let path = String(server.media(origin.url("/big.bin")).dropFirst(server.base.count))
             // Complete in the cache: each silent client then holds its socket and the cache file, nothing else.
-            #expect(try await curl([server.stream(origin.url("/big.bin"))], body: directory + "/body").hasSuffix("200"))
+            #expect(try await curl([server.media(origin.url("/big.bin"))], body: directory + "/body").hasSuffix("200"))
             #expect(try await server.waitForEntry(origin.url("/big.bin")) { $0["complete"] as? Bool == true })
             // Clients that ask for the big file and never read a byte: more than the server can hold.
             var silent: [Int32] = []
@@ -120,7 +120,7 @@ import Testing
             while !served, Date() < deadline {
                 let player = try await run(
                     "/usr/bin/curl",
-                    ["-s", "-m", "10", "-o", directory + "/body", "-w", "%{http_code}", server.stream(origin.url("/big.bin"))])
+                    ["-s", "-m", "10", "-o", directory + "/body", "-w", "%{http_code}", server.media(origin.url("/big.bin"))])
                 served = player.standardOutput == "200" && (try? sha256(file: directory + "/body")) == sha256(bytes)
                 if !served { try await Task.sleep(for: .milliseconds(500)) }
             }
@@ -165,7 +165,7 @@ import Testing
             let body = directory + "/body"
             for number in 0..<8 {
                 origin.publish("/p\(number)/index.m3u8", vodPlaylist(segments: 900, nameLength: 1000), behavior: playlistType)
-                #expect(try await curl([server.stream(origin.url("/p\(number)/index.m3u8"))], body: body).hasSuffix("200"))
+                #expect(try await curl([server.media(origin.url("/p\(number)/index.m3u8"))], body: body).hasSuffix("200"))
                 let total = used()
                 #expect(total <= limit, "after playlist \(number): \(total) bytes kept, more than the 4 MiB cache")
             }

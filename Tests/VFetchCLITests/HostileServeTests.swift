@@ -24,7 +24,7 @@ import Testing
             svg.contentType = "image/svg+xml"
             origin.publish("/image", Array("<svg xmlns='http://www.w3.org/2000/svg'><script>1</script></svg>".utf8), behavior: svg)
             for path in ["/page", "/image"] {
-                let answer = try await curl([server.stream(origin.url(path))], body: body)
+                let answer = try await curl([server.media(origin.url(path))], body: body)
                 #expect(answer.hasSuffix("502"), "\(path): \(answer)")
                 #expect(answer.contains("X-Content-Type-Options: nosniff"))
                 let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: body)), as: UTF8.self)
@@ -34,14 +34,14 @@ import Testing
             var notes = OriginBehavior()
             notes.contentType = "text/plain"
             origin.publish("/notes", Array("<html><script>1</script>".utf8), behavior: notes)
-            let opaque = try await curl([server.stream(origin.url("/notes"))], body: body)
+            let opaque = try await curl([server.media(origin.url("/notes"))], body: body)
             #expect(opaque.hasSuffix("200"))
             #expect(opaque.contains("Content-Type: application/octet-stream"))
             #expect(opaque.contains("Content-Disposition: attachment; filename=\"notes\"\r\n"), "\(opaque)")
             #expect(opaque.contains("Content-Security-Policy: sandbox; default-src 'none'"))
             // Media keeps its type, with the same protections.
             origin.publish("/clip.mp4", randomBytes(4096, seed: 1))
-            let media = try await curl([server.stream(origin.url("/clip.mp4"))], body: body)
+            let media = try await curl([server.media(origin.url("/clip.mp4"))], body: body)
             #expect(media.hasSuffix("200") && media.contains("Content-Type: video/mp4"))
             #expect(media.contains("X-Content-Type-Options: nosniff") && media.contains("Content-Security-Policy: sandbox"))
         }
@@ -55,18 +55,18 @@ import Testing
             origin.publish("/b.bin", b)
             let body = directory + "/body"
             // A page fills an entry with A's bytes under B's URL as its key…
-            #expect(try await curl([server.stream(origin.url("/a.bin"), key: origin.url("/b.bin"))], body: body).hasSuffix("200"))
+            #expect(try await curl([server.media(origin.url("/a.bin"), key: origin.url("/b.bin"))], body: body).hasSuffix("200"))
             #expect(try sha256(file: body) == sha256(a))
             // …and a player asking for B gets B, now and after the first entry is complete.
-            #expect(try await curl([server.stream(origin.url("/b.bin"))], body: body).hasSuffix("200"))
+            #expect(try await curl([server.media(origin.url("/b.bin"))], body: body).hasSuffix("200"))
             #expect(try sha256(file: body) == sha256(b))
-            #expect(try await curl([server.stream(origin.url("/b.bin"), key: origin.url("/b.bin"))], body: body).hasSuffix("200"))
+            #expect(try await curl([server.media(origin.url("/b.bin"), key: origin.url("/b.bin"))], body: body).hasSuffix("200"))
             #expect(try sha256(file: body) == sha256(b))
             // A key still joins URLs that differ only in their query, as signed links do.
-            #expect(try await curl([server.stream(origin.url("/a.bin?sig=1"), key: "movie")], body: body).hasSuffix("200"))
+            #expect(try await curl([server.media(origin.url("/a.bin?sig=1"), key: "movie")], body: body).hasSuffix("200"))
             let served = origin.bytesServed("/a.bin")
             #expect(try await server.waitForEntry(origin.url("/a.bin?sig=1")) { $0["complete"] as? Bool == true })
-            #expect(try await curl([server.stream(origin.url("/a.bin?sig=2"), key: "movie")], body: body).hasSuffix("200"))
+            #expect(try await curl([server.media(origin.url("/a.bin?sig=2"), key: "movie")], body: body).hasSuffix("200"))
             #expect(try sha256(file: body) == sha256(a))
             #expect(origin.bytesServed("/a.bin") <= served + a.count, "the second signature read the same entry")
         }
@@ -75,7 +75,7 @@ import Testing
     @Test func theHostCheckHoldsOnEveryAddressAndOneHostHeaderOnly() async throws {
         try await ServeTests().withServer(["--host", "127.0.0.2"]) { (origin, server, directory) async throws -> Void in
             origin.publish("/f.bin", randomBytes(4096, seed: 3))
-            let url = server.stream(origin.url("/f.bin"))
+            let url = server.media(origin.url("/f.bin"))
             let port = try #require(server.base.split(separator: ":").last)
             let body = directory + "/body"
             #expect(try await curl([url], body: body).hasSuffix("200"))
@@ -96,19 +96,19 @@ import Testing
             origin.publish("/g.bin", bytes)
             let body = directory + "/body"
             // The origin is on loopback: a page's <video> (Sec-Fetch-Site) or fetch (Origin) gets nothing.
-            let video = try await curl(["-H", "Sec-Fetch-Site: cross-site", server.stream(origin.url("/f.bin"))], body: body)
+            let video = try await curl(["-H", "Sec-Fetch-Site: cross-site", server.media(origin.url("/f.bin"))], body: body)
             #expect(video.hasSuffix("502"), "\(video)")
             #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: body)), as: UTF8.self).contains("public addresses"))
-            let fetch = try await curl(["-H", "Origin: https://evil.example", server.stream(origin.url("/g.bin"))], body: body)
+            let fetch = try await curl(["-H", "Origin: https://evil.example", server.media(origin.url("/g.bin"))], body: body)
             #expect(fetch.hasSuffix("502"), "\(fetch)")
             #expect(origin.requests.isEmpty, "the origin saw no request")
             // A player asking directly, or the user typing the URL, still may.
-            #expect(try await curl(["-H", "Sec-Fetch-Site: none", server.stream(origin.url("/g.bin"))], body: body).hasSuffix("200"))
+            #expect(try await curl(["-H", "Sec-Fetch-Site: none", server.media(origin.url("/g.bin"))], body: body).hasSuffix("200"))
             #expect(try sha256(file: body) == sha256(bytes))
         }
         try await ServeTests().withServer(["--deny-private"]) { (origin, server, directory) async throws -> Void in
             origin.publish("/f.bin", bytes)
-            #expect(try await curl([server.stream(origin.url("/f.bin"))], body: directory + "/body").hasSuffix("502"))
+            #expect(try await curl([server.media(origin.url("/f.bin"))], body: directory + "/body").hasSuffix("502"))
             #expect(origin.requests.isEmpty)
         }
     }
@@ -117,13 +117,13 @@ import Testing
         try await ServeTests().withServer { (origin, server, directory) async throws -> Void in
             let body = directory + "/body"
             for number in 0..<40 {
-                #expect(try await curl([server.stream(origin.url("/missing-\(number)"))], body: body).hasSuffix("502"))
+                #expect(try await curl([server.media(origin.url("/missing-\(number)"))], body: body).hasSuffix("502"))
             }
             // A player retrying a dead URL gets the error without another request to the origin. (The tail
             // asked for beside each probe may reach the origin after the 502.)
             try await Task.sleep(for: .milliseconds(300))
             let asked = origin.requests.count
-            #expect(try await curl([server.stream(origin.url("/missing-39"))], body: body).hasSuffix("502"))
+            #expect(try await curl([server.media(origin.url("/missing-39"))], body: body).hasSuffix("502"))
             #expect(origin.requests.count == asked)
             try await Task.sleep(for: .milliseconds(500))  // the entries are forgotten off the event loop
             let entries = try await server.status()["entries"] as? [[String: Any]]
@@ -148,7 +148,7 @@ import Testing
             }
             defer { for fd in silent { close(fd) } }
             let player = try await run(
-                "/usr/bin/curl", ["-s", "-m", "10", "-o", directory + "/body", "-w", "%{http_code}", server.stream(origin.url("/f.bin"))])
+                "/usr/bin/curl", ["-s", "-m", "10", "-o", directory + "/body", "-w", "%{http_code}", server.media(origin.url("/f.bin"))])
             #expect(player.standardOutput == "200", "\(player.standardOutput) \(player.status)")
             #expect(try sha256(file: directory + "/body") == sha256(bytes))
             #expect(await server.stop() == 0)
@@ -193,7 +193,7 @@ import Testing
                 }
                 return largest
             }
-            let url = server.stream(origin.url("/big.bin"))
+            let url = server.media(origin.url("/big.bin"))
             // A slow player at the start (a file larger than the cache is fetched only where players
             // read, so it is served), then one far into the file, until the cache is full.
             let slow = try await run("/usr/bin/curl", ["-s", "-m", "3", "--limit-rate", "512k", "-o", directory + "/slow", url])
@@ -230,7 +230,7 @@ import Testing
         ]
         try await ServeTests().withServer { (origin, server, directory) async throws -> Void in
             origin.publish("/f.bin", bytes)
-            let url = server.stream(origin.url("/f.bin"))
+            let url = server.media(origin.url("/f.bin"))
             let refused = try await curl(preflight + [url], body: directory + "/body")
             #expect(refused.hasSuffix("403") && !refused.contains("Access-Control"), "\(refused)")
             let read = try await curl(["-H", "Origin: \(page)", url], body: directory + "/body")
@@ -248,7 +248,7 @@ import Testing
         }
         try await ServeTests().withServer(["--allow-origin", page]) { (origin, server, directory) async throws -> Void in
             origin.publish("/f.bin", bytes)
-            let url = server.stream(origin.url("/f.bin"))
+            let url = server.media(origin.url("/f.bin"))
             let allowed = try await curl(preflight + [url], body: directory + "/body")
             #expect(allowed.hasSuffix("204"), "\(allowed)")
             #expect(allowed.contains("Access-Control-Allow-Origin: \(page)"))

@@ -129,9 +129,9 @@ import Testing
             let cache = directory + "/cache"
             origin.publish("/clip.bin", randomBytes(512 << 10, seed: 303))
             let server = try await ServerProcess.start(cacheDirectory: cache)
-            let read = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(withPassword(origin.url("/clip.bin")))])
+            let read = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.media(withPassword(origin.url("/clip.bin")))])
             #expect(read.status == 0, "\(read)")
-            let missing = try await run("/usr/bin/curl", ["-s", server.stream(withPassword(origin.url("/missing")))])
+            let missing = try await run("/usr/bin/curl", ["-s", server.media(withPassword(origin.url("/missing")))])
             #expect(missing.standardOutput.contains("origin: HTTP 404") && missing.standardOutput.contains("ann:***@"), "\(missing)")
             let status = try await run("/usr/bin/curl", ["-sf", server.base + "/status"])
             #expect(status.standardOutput.contains("ann:***@"), "\(status)")
@@ -162,7 +162,7 @@ import Testing
             let base = try #require((record as? [String: Any])?["url"] as? String)
             defer { if exists(cache + "/server.json") { kill(pid_t(pid), SIGINT) } }
             #expect(try await vfetch(["wait", "--cache-dir", cache]).status == 0)
-            let read = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", base + "/stream?url=" + origin.url("/f.bin")])
+            let read = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", base + "/media?url=" + origin.url("/f.bin")])
             #expect(read.status == 0, "\(read)")
             #expect(mode(cache) == 0o700)
             for file in ["queue.json", "token", "server.json", "serve.log", "lock"] {

@@ -17,7 +17,7 @@ import Testing
             let cache = directory + "/cache"
             let server = try await ServerProcess.start(cacheDirectory: cache)
             for url in [origin.url("/kept.bin"), origin.url("/removed.bin")] {
-                #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(url)]).status == 0)
+                #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.media(url)]).status == 0)
                 #expect(try await server.waitForEntry(url) { $0["complete"] as? Bool == true })
             }
             let id = try #require(try await server.files().first { $0["url"] as? String == origin.url("/removed.bin") }?["id"] as? String)
@@ -29,7 +29,7 @@ import Testing
             #expect(urls == [origin.url("/kept.bin")], "\(urls)")
             #expect(!FileManager.default.fileExists(atPath: "\(cache)/\(id).part"))
             let again = directory + "/kept"
-            #expect(try await run("/usr/bin/curl", ["-sf", "-o", again, server.stream(origin.url("/kept.bin"))]).status == 0)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", again, server.media(origin.url("/kept.bin"))]).status == 0)
             #expect(try sha256(file: again) == sha256(kept))
 
             let missing = try await vfetch(["cache", "rm", "nope", "--cache-dir", cache])
@@ -41,7 +41,7 @@ import Testing
             link.linkBytesPerSecond = 256 << 10
             origin.configuration = link
             let slow = origin.url("/slow.bin")
-            #expect(try await run("/usr/bin/curl", ["-sf", "-r", "0-0", "-o", "/dev/null", server.stream(slow)]).status == 0)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-r", "0-0", "-o", "/dev/null", server.media(slow)]).status == 0)
             #expect(try await server.waitForEntry(slow) { $0["downloading"] as? Bool == true })
             let busy = try await vfetch(["cache", "rm", slow, "--cache-dir", cache])
             #expect(busy.status == 11 && busy.standardError.contains("in use"), "\(busy)")

@@ -41,7 +41,7 @@ struct ServeStreamTests {
     /// unreserved ones percent-encoded. `server.base +` it is the link a player on this machine follows.
     func linked(_ url: String) -> String {
         let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        return "/stream?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
+        return "/media?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
     }
 
     /// What serve wrote on stderr so far.
@@ -56,15 +56,15 @@ struct ServeStreamTests {
         #expect(source.checksums.count == StreamFixture.duration * StreamFixture.frameRate)
         try await withServer { origin, server in
             try origin.publishDirectory(fixture.directory, at: "/s")
-            let played = try await Self.frames(server.stream(origin.url("/s/" + fixture.entry)))
+            let played = try await Self.frames(server.media(origin.url("/s/" + fixture.entry)))
             #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
             #expect(played.checksums == source.checksums)
             // Every request went through serve: the origin saw the playlist's parts asked for by serve's
             // cache, and the rewritten playlist names no origin URL outside a url= parameter.
-            let playlist = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/" + fixture.entry))])
+            let playlist = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/s/" + fixture.entry))])
             #expect(playlist.status == 0)
             #expect(!playlist.standardOutput.contains(origin.url("/s/")))
-            #expect(playlist.standardOutput.contains("/stream?url=") && !playlist.standardOutput.contains(server.base))
+            #expect(playlist.standardOutput.contains("/media?url=") && !playlist.standardOutput.contains(server.base))
             // The segments (and init sections, keys) are cache entries; the playlists, fetched afresh, are not.
             let entries = try await server.files()
             let urls = entries.compactMap { $0["url"] as? String }
@@ -90,10 +90,10 @@ struct ServeStreamTests {
         try await withServer { origin, server in
             try origin.publishDirectory(fixture.directory, at: "/s")
             let keyURL = origin.url("/s/key.key")
-            let played = try await Self.frames(server.stream(origin.url("/s/" + fixture.entry)))
+            let played = try await Self.frames(server.media(origin.url("/s/" + fixture.entry)))
             #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
             #expect(origin.requests.contains { $0.path == "/s/key.key" }, "the key came through serve")
-            let playlist = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/" + fixture.entry))])
+            let playlist = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/s/" + fixture.entry))])
             #expect(playlist.standardOutput.contains(linked(keyURL) + "&kind=key"), "\(playlist.standardOutput)")
             let listed = try await run("/usr/bin/curl", ["-sf", server.base + "/status"]).standardOutput
             #expect(listed.contains(".ts") && !listed.contains("key.key"), "\(listed)")
@@ -127,9 +127,9 @@ struct ServeStreamTests {
             let playlist = origin.url("/s/index.m3u8")
             let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
             do {
-                let read = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/film.mp4"))])
+                let read = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.media(origin.url("/film.mp4"))])
                 #expect(read.status == 0)
-                let played = try await Self.frames(server.stream(playlist))
+                let played = try await Self.frames(server.media(playlist))
                 #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
                 var stream: [String: Any] = [:]
                 for _ in 0..<100 {
@@ -227,7 +227,7 @@ struct ServeStreamTests {
             let got = try await vfetch(["get", origin.url("/m/manifest.mpd"), "-o", saved])
             #expect(got.status == 0, "\(got.standardError)")
             #expect(try await Self.frames(saved).checksums == source.checksums)
-            let played = try await Self.frames(server.stream(origin.url("/m/manifest.mpd")))
+            let played = try await Self.frames(server.media(origin.url("/m/manifest.mpd")))
             #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
             #expect(played.checksums == source.checksums)
             let entries = try await server.files()
@@ -250,7 +250,7 @@ struct ServeStreamTests {
             var behavior = OriginBehavior()
             behavior.contentType = "application/vnd.apple.mpegurl"
             origin.publish("/s/index.m3u8", Array(live.utf8), behavior: behavior)
-            let playlist = server.stream(origin.url("/s/index.m3u8"))
+            let playlist = server.media(origin.url("/s/index.m3u8"))
             let first = try await run("/usr/bin/curl", ["-sfD", "-", playlist])
             #expect(first.standardOutput.lowercased().contains("cache-control: no-store"))
             #expect(!first.standardOutput.contains("segment2.m4s"))
@@ -286,33 +286,33 @@ struct ServeStreamTests {
             // Named by its type alone: no .m3u8 in the URL.
             origin.publish(
                 "/vod", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg1.ts\n#EXT-X-ENDLIST\n".utf8), behavior: behavior)
-            let live = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/live/index.m3u8"))])
+            let live = try await run("/usr/bin/curl", ["-sfD", "-", server.media(origin.url("/live/index.m3u8"))])
             #expect(live.status == 0)
             #expect(live.standardOutput.lowercased().contains("content-type: application/vnd.apple.mpegurl"))
             #expect(live.standardOutput.lowercased().contains("cache-control: no-store"))
             #expect(live.standardOutput.contains(linked(origin.url("/live/seg1.ts"))))
             // Asked again, the origin is asked again: a live playlist is never served from the cache.
             let before = origin.bytesServed("/live/index.m3u8")
-            _ = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/live/index.m3u8"))])
+            _ = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/live/index.m3u8"))])
             #expect(origin.bytesServed("/live/index.m3u8") > before)
             // A link to serve itself is kept as it is, not wrapped again.
-            let own = server.stream(origin.url("/live/index.m3u8"))
+            let own = server.media(origin.url("/live/index.m3u8"))
             origin.publish("/nested.m3u8", Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n\(own)\n".utf8))
-            let nested = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/nested.m3u8"))])
+            let nested = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/nested.m3u8"))])
             #expect(nested.standardOutput == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n\(own)\n")
             // No name, no type: told by its first bytes. A file of that type that is none stays as it is.
             var plain = OriginBehavior()
             plain.contentType = "text/plain"
             origin.publish("/get/5", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg9.ts\n".utf8), behavior: plain)
-            let sniffed = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/get/5"))])
+            let sniffed = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/get/5"))])
             #expect(sniffed.standardOutput.contains(linked(origin.url("/get/seg9.ts"))), "\(sniffed)")
             var opaque = OriginBehavior()
             opaque.contentType = "application/octet-stream"
             let notes = Array("just some notes, #EXTM3U later\n".utf8)
             origin.publish("/notes", notes, behavior: opaque)
-            let raw = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/notes"))])
+            let raw = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/notes"))])
             #expect(raw.standardOutput == String(decoding: notes, as: UTF8.self))
-            let vod = try await run("/usr/bin/curl", ["-sfD", "-", server.stream(origin.url("/vod"))])
+            let vod = try await run("/usr/bin/curl", ["-sfD", "-", server.media(origin.url("/vod"))])
             #expect(vod.status == 0)
             #expect(vod.standardOutput.lowercased().contains("cache-control: no-cache"))
             #expect(vod.standardOutput.contains(linked(origin.url("/seg1.ts"))))
@@ -335,11 +335,11 @@ struct ServeStreamTests {
                 Array(
                     "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"gone.key\"\n#EXTINF:2,\ngone.ts\n#EXT-X-ENDLIST\n"
                         .utf8))
-            let broken = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/broken/index.m3u8"))])
+            let broken = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/broken/index.m3u8"))])
             #expect(broken.standardOutput.contains(linked(origin.url("/broken/gone.ts"))))
             #expect(broken.standardOutput.contains(linked(origin.url("/broken/gone.key"))))
             let requests =
-                ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd", "/huge.m3u8"].map { ($0, server.stream(origin.url($0))) }
+                ["/login.m3u8", "/self/master.m3u8", "/gone.m3u8", "/missing.mpd", "/huge.m3u8"].map { ($0, server.media(origin.url($0))) }
                 + ["/broken/gone.ts", "/broken/gone.key"].map { ($0, server.base + linked(origin.url($0))) }
             for (path, url) in requests {
                 // Never a hang: a 502 long before curl gives up (a hang answers nothing: "000").
@@ -354,7 +354,7 @@ struct ServeStreamTests {
             try await origin.shutdown()
             for path in ["/login.m3u8", "/self/master.m3u8", "/huge.m3u8"] {
                 let answer = try await run(
-                    "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", server.stream(origin.url(path))])
+                    "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", server.media(origin.url(path))])
                 #expect(answer.standardOutput == "502", "\(path)")
             }
         }
@@ -371,7 +371,7 @@ struct ServeStreamTests {
             let server = try await ServerProcess.start(cacheDirectory: directory + "/cache")
             do {
                 try origin.publishDirectory(fixture.directory, at: "/s")
-                let entry = server.stream(origin.url("/s/" + fixture.entry))
+                let entry = server.media(origin.url("/s/" + fixture.entry))
                 let online = try await Self.frames(entry)
                 #expect(online.errors.isEmpty, "\(online.errors)\n\(log(server).suffix(2000))")
                 #expect(online.checksums == source.checksums)
@@ -412,7 +412,7 @@ struct ServeStreamTests {
                 #expect(ContinuousClock.now - started < .seconds(20))
                 #expect(log(server).contains("never-fetched.m4s"), "\(log(server).suffix(2000))")
                 // A playlist never kept has nothing to fall back on: 502 as well.
-                let unknown = server.stream(origin.url("/s/unknown.m3u8"))
+                let unknown = server.media(origin.url("/s/unknown.m3u8"))
                 let refused = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "30", unknown])
                 #expect(refused.standardOutput == "502")
             } catch {
@@ -423,7 +423,7 @@ struct ServeStreamTests {
             #expect(await server.stop() == 0)
             let next = try await ServerProcess.start(cacheDirectory: server.cacheDirectory)
             do {
-                let restarted = try await Self.frames(next.stream(origin.url("/s/" + fixture.entry)))
+                let restarted = try await Self.frames(next.media(origin.url("/s/" + fixture.entry)))
                 #expect(restarted.errors.isEmpty, "\(restarted.errors)\n\(log(next).suffix(2000))")
                 #expect(restarted.checksums == source.checksums)
             } catch {
@@ -455,7 +455,7 @@ struct ServeStreamTests {
             var type = OriginBehavior()
             type.contentType = "application/vnd.apple.mpegurl"
             origin.publish("/p/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
-            let playlist = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/p/index.m3u8"))])
+            let playlist = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/p/index.m3u8"))])
             #expect(playlist.status == 0)
             let segment = { (index: Int) in server.base + linked(origin.url("/p/seg\(index).ts")) }
             let first = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment(1)])
@@ -513,7 +513,7 @@ struct ServeStreamTests {
             var type = OriginBehavior()
             type.contentType = "application/vnd.apple.mpegurl"
             origin.publish("/w/index.m3u8", Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n\(lines)#EXT-X-ENDLIST\n".utf8), behavior: type)
-            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/w/index.m3u8"))]).status == 0)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.media(origin.url("/w/index.m3u8"))]).status == 0)
             // A seek: the player's first read is segment 5.
             let saved = server.cacheDirectory + "-seg5"
             let seek = try await run("/usr/bin/curl", ["-sf", "-m", "60", "-o", saved, server.base + linked(origin.url("/w/seg5.ts"))])
@@ -538,7 +538,7 @@ struct ServeStreamTests {
         let fixture = try await StreamFixture.shared(.dash)
         try await withServer { origin, server in
             try origin.publishDirectory(fixture.directory, at: "/s")
-            let manifest = try await run("/usr/bin/curl", ["-sf", server.stream(origin.url("/s/manifest.mpd"))])
+            let manifest = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/s/manifest.mpd"))])
             #expect(manifest.status == 0)
             let first = try await run(
                 "/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", server.base + linked(origin.url("/s/chunk-stream0-00001.m4s"))])
@@ -579,7 +579,7 @@ struct ServeStreamTests {
                 "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\nlow/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=900000\nhigh/index.m3u8\n"
             origin.publish("/m/master.m3u8", Array(master.utf8), behavior: type)
             for path in ["/m/master.m3u8", "/m/low/index.m3u8", "/m/high/index.m3u8"] {
-                #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url(path))]).status == 0)
+                #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.media(origin.url(path))]).status == 0)
             }
             let segment = { (variant: String, index: Int) in server.base + linked(origin.url("/m/\(variant)/\(index).ts")) }
             #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", "-m", "30", segment("low", 0)]).status == 0)

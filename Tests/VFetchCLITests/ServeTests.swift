@@ -37,7 +37,7 @@ import VFetchCore
         let original = try await frameChecksums(try #require(await InfoTests.moovAtEnd.file()))
         try await withServer(["-c", "8"]) { origin, server, _ in
             origin.publish("/clip.mp4", bytes, behavior: throttled(256 << 10))
-            let served = try await frameChecksums(server.stream(origin.url("/clip.mp4")))
+            let served = try await frameChecksums(server.media(origin.url("/clip.mp4")))
             #expect(served.status == 0, "\(served.standardError)")
             #expect(served.standardOutput == original.standardOutput && !original.standardOutput.isEmpty)
             // Once complete, the entry is served from disk: the origin sees nothing more.
@@ -45,7 +45,7 @@ import VFetchCore
             // (Counted in requests, not bytes: a raced transfer's last chunk may still be on its way as
             // the entry turns complete.)
             let asked = origin.requests.count
-            let again = try await frameChecksums(server.stream(origin.url("/clip.mp4")))
+            let again = try await frameChecksums(server.media(origin.url("/clip.mp4")))
             #expect(again.standardOutput == original.standardOutput)
             let fetched = origin.requests.dropFirst(asked).filter { $0.path == "/clip.mp4" && $0.status != 304 }
             #expect(fetched.isEmpty, "\(fetched.map { "\($0.status) \($0.header("Range") ?? "whole")" })")
@@ -58,7 +58,7 @@ import VFetchCore
         let original = try await frameChecksums(InfoTests.sample)
         try await withServer { origin, server, _ in
             origin.publish("/bbb.mp4", bytes, behavior: throttled(512 << 10))
-            let served = try await frameChecksums(server.stream(origin.url("/bbb.mp4")))
+            let served = try await frameChecksums(server.media(origin.url("/bbb.mp4")))
             #expect(served.status == 0, "\(served.standardError)")
             #expect(served.standardOutput == original.standardOutput && !original.standardOutput.isEmpty)
         }
@@ -74,7 +74,7 @@ import VFetchCore
         let original = try await frameChecksums(path, seek: 8, frames: 10)
         try await withServer(["--prefetch", "none"]) { origin, server, _ in
             origin.publish("/clip.mp4", bytes, behavior: throttled(256 << 10))
-            let url = server.stream(origin.url("/clip.mp4"))
+            let url = server.media(origin.url("/clip.mp4"))
             let probe = try await run("/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "format=duration", url])
             #expect(probe.status == 0 && probe.standardOutput.contains("duration=12"), "\(probe)")
             let seeked = try await frameChecksums(url, seek: 8, frames: 10)
@@ -94,14 +94,14 @@ import VFetchCore
         try await withServer { origin, server, directory in
             origin.publish("/clip.mp4", clip, behavior: throttled(256 << 10))
             origin.publish("/other.bin", other, behavior: throttled(512 << 10))
-            let clipURL = server.stream(origin.url("/clip.mp4"))
+            let clipURL = server.media(origin.url("/clip.mp4"))
             // A paused player: it reads 1 KiB a second and holds nobody up.
             let done = Flag()
             async let paused = run(
                 "/usr/bin/curl", ["-s", "-o", "/dev/null", "--limit-rate", "1K", clipURL], signal: SIGKILL, when: { done.isSet })
             async let first = frameChecksums(clipURL)
             async let second = frameChecksums(clipURL)
-            async let download = run("/usr/bin/curl", ["-sf", "-o", directory + "/other.bin", server.stream(origin.url("/other.bin"))])
+            async let download = run("/usr/bin/curl", ["-sf", "-o", directory + "/other.bin", server.media(origin.url("/other.bin"))])
             let (a, b, c) = try await (first, second, download)
             done.set()
             #expect(try await paused.status == SIGKILL, "the paused player was still reading")
@@ -115,7 +115,7 @@ import VFetchCore
         let bytes = randomBytes(3 * Self.mib + 17, seed: 3)
         try await withServer { origin, server, directory in
             origin.publish("/f.bin", bytes)
-            let url = server.stream(origin.url("/f.bin"))
+            let url = server.media(origin.url("/f.bin"))
             func curl(_ arguments: [String]) async throws -> Finished {
                 try await run("/usr/bin/curl", ["-s", "-o", directory + "/body", "-D", "-", "-w", "%{http_code}"] + arguments)
             }
@@ -157,10 +157,10 @@ import VFetchCore
             // A page that rebinds its own name to 127.0.0.1 gets nothing.
             #expect(try await curl(["-H", "Host: evil.example:80", url]).standardOutput.hasSuffix("403"))
             #expect(try await curl(["-X", "POST", url]).standardOutput.hasSuffix("405"))
-            #expect(try await curl([server.base + "/stream"]).standardOutput.hasSuffix("400"))
-            #expect(try await curl([server.base + "/stream?url=file%3A%2F%2F%2Fetc%2Fpasswd"]).standardOutput.hasSuffix("400"))
+            #expect(try await curl([server.base + "/media"]).standardOutput.hasSuffix("400"))
+            #expect(try await curl([server.base + "/media?url=file%3A%2F%2F%2Fetc%2Fpasswd"]).standardOutput.hasSuffix("400"))
             #expect(try await curl(["--path-as-is", server.base + "/../etc/passwd"]).standardOutput.hasSuffix("404"))
-            let missing = try await curl([server.stream(origin.url("/nothing-here"))])
+            let missing = try await curl([server.media(origin.url("/nothing-here"))])
             #expect(missing.standardOutput.hasSuffix("502"))
             #expect(try String(decoding: body(), as: UTF8.self).contains("404"))
 
@@ -174,7 +174,7 @@ import VFetchCore
         let bytes = randomBytes(256 << 10, seed: 4)
         try await withServer { origin, server, directory in
             origin.publish("/f.bin", bytes)
-            let url = server.stream(origin.url("/f.bin"))
+            let url = server.media(origin.url("/f.bin"))
             func curl(_ arguments: [String]) async throws -> String {
                 try await run("/usr/bin/curl", ["-s", "-o", directory + "/body", "-D", "-", "-w", "%{http_code}"] + arguments)
                     .standardOutput
@@ -222,7 +222,7 @@ import VFetchCore
         try await withServer(["-c", "4"]) { origin, server, _ in
             origin.publish("/f.bin", bytes, behavior: throttled(1 << 20))
             // curl gives up after 0.5 s, in the middle of the body.
-            let early = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-m", "0.5", server.stream(origin.url("/f.bin"))])
+            let early = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-m", "0.5", server.media(origin.url("/f.bin"))])
             #expect(early.status == 28, "curl timed out mid-body")
             #expect(try await server.waitForEntry(origin.url("/f.bin")) { $0["complete"] as? Bool == true })
             let entries = try await server.status()["entries"] as? [[String: Any]] ?? []
@@ -236,7 +236,7 @@ import VFetchCore
         let changed = randomBytes(4 * Self.mib, seed: 10)
         try await withServer(["--prefetch", "none"]) { origin, server, directory in
             origin.publish("/f.bin", bytes, behavior: throttled(1 << 20))
-            let url = server.stream(origin.url("/f.bin"))
+            let url = server.media(origin.url("/f.bin"))
             let head = try await run("/usr/bin/curl", ["-sf", "-r", "0-1048575", "-o", directory + "/head", url])
             #expect(head.status == 0)
             // The file changes while its download still runs: the next response gets the cached
@@ -267,7 +267,7 @@ import VFetchCore
             let first = try await ServerProcess.start(cacheDirectory: cache, ["-c", "8"])
             // A player reads the first MiB; the server fetches on behind it; then it is killed.
             let head = try await run(
-                "/usr/bin/curl", ["-sf", "-r", "0-1048575", "-o", directory + "/head", first.stream(origin.url("/f.bin"))])
+                "/usr/bin/curl", ["-sf", "-r", "0-1048575", "-o", directory + "/head", first.media(origin.url("/f.bin"))])
             #expect(head.status == 0)
             // Killed once it has fetched on for a while (2 MiB/s: two seconds or more, a checkpoint at least).
             for _ in 0..<1200 where origin.bytesServed("/f.bin") < 5 * Self.mib { try await Task.sleep(for: .milliseconds(50)) }
@@ -277,7 +277,7 @@ import VFetchCore
             #expect(saved.count >= Self.mib, "the first server had saved at least the head")
             let askedBefore = origin.requests.count
             let second = try await ServerProcess.start(cacheDirectory: cache, ["-c", "8"])
-            let whole = try await run("/usr/bin/curl", ["-sf", "-o", directory + "/whole", second.stream(origin.url("/f.bin"))])
+            let whole = try await run("/usr/bin/curl", ["-sf", "-o", directory + "/whole", second.media(origin.url("/f.bin"))])
             #expect(whole.status == 0)
             #expect(try sha256(file: directory + "/whole") == sha256(bytes))
             for request in origin.requests.dropFirst(askedBefore) {
@@ -307,13 +307,13 @@ import VFetchCore
         origin.publish("/f.bin", bytes)
         let url = origin.url("/f.bin")
         let first = try await ServerProcess.start(cacheDirectory: cache)
-        #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", first.stream(url)]).status == 0)
+        #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", first.media(url)]).status == 0)
         #expect(try await first.waitForEntry(url) { $0["complete"] as? Bool == true })
         #expect(await first.stop() == 0)
         try await origin.shutdown()
         // A new server revalidates on the first read; the origin refuses connections.
         let second = try await ServerProcess.start(cacheDirectory: cache)
-        let offline = try await run("/usr/bin/curl", ["-sf", "-o", directory + "/offline", second.stream(url)])
+        let offline = try await run("/usr/bin/curl", ["-sf", "-o", directory + "/offline", second.media(url)])
         #expect(offline.status == 0, "served from the cache")
         #expect(try sha256(file: directory + "/offline") == sha256(bytes))
         #expect(await second.stop() == 0)
@@ -326,13 +326,13 @@ import VFetchCore
             let url = origin.url("/f.bin")
             let cache = directory + "/cache"
             let first = try await ServerProcess.start(cacheDirectory: cache)
-            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", first.stream(url)]).status == 0)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", first.media(url)]).status == 0)
             #expect(try await first.waitForEntry(url) { $0["complete"] as? Bool == true })
             #expect(await first.stop() == 0)
             let (askedBefore, servedBefore) = (origin.requests.count, origin.bytesServed("/f.bin"))
             // A new server revalidates on the first read: the answer to one byte says whether the file changed.
             let second = try await ServerProcess.start(cacheDirectory: cache)
-            #expect(try await run("/usr/bin/curl", ["-sf", "-o", directory + "/again", second.stream(url)]).status == 0)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", directory + "/again", second.media(url)]).status == 0)
             #expect(try sha256(file: directory + "/again") == sha256(bytes))
             let asked = origin.requests.dropFirst(askedBefore).map { $0.header("range") ?? "none" }
             #expect(asked == ["bytes=\(bytes.count - 1)-"], "\(asked)")
@@ -350,7 +350,7 @@ import VFetchCore
             #expect(busy.status == 11 && busy.standardError.contains("vfetch serve already runs on"), "\(busy)")
             for (index, bytes) in files.enumerated() {
                 origin.publish("/\(index).bin", bytes)
-                let got = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/\(index).bin"))])
+                let got = try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.media(origin.url("/\(index).bin"))])
                 #expect(got.status == 0)
                 #expect(try await server.waitForEntry(origin.url("/\(index).bin")) { $0["downloading"] as? Bool == false })
             }
@@ -387,11 +387,11 @@ import VFetchCore
             let server = try await ServerProcess.start(cacheDirectory: cache, ["--prefetch", "none"])
             origin.publish("/whole.bin", whole)
             origin.publish("/large.bin", large, behavior: throttled(4 << 20))
-            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/whole.bin"))]).status == 0)
+            #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.media(origin.url("/whole.bin"))]).status == 0)
             #expect(try await server.waitForEntry(origin.url("/whole.bin")) { $0["complete"] as? Bool == true })
             // The first MiB of a larger file, then the server stops: a partial entry.
             let ranged = try await run(
-                "/usr/bin/curl", ["-sf", "-r", "0-\(Self.mib - 1)", "-o", "/dev/null", server.stream(origin.url("/large.bin"))])
+                "/usr/bin/curl", ["-sf", "-r", "0-\(Self.mib - 1)", "-o", "/dev/null", server.media(origin.url("/large.bin"))])
             #expect(ranged.status == 0)
             #expect(try await server.waitForEntry(origin.url("/large.bin")) { ($0["bytes_cached"] as? Int ?? 0) >= Self.mib })
             #expect(await server.stop() == 0)
@@ -461,7 +461,7 @@ import VFetchCore
             let player = "ffprobe -v error -show_entries format=duration -of csv=p=0"
             let played = try await vfetch(["play", origin.url("/clip.mp4"), "--player", player, "--cache-dir", cache, "--port", "0"])
             #expect(played.status == 0, "\(played.standardError)")
-            #expect(played.standardOutput.contains("/stream?url=http%3A"))
+            #expect(played.standardOutput.contains("/media?url=http%3A"))
             #expect(played.standardOutput.contains("12.0"), "the player read the file: \(played.standardOutput)")
             // The server it started keeps running for the next `play`, and it says how to stop it.
             #expect(played.standardError.contains("stop it with `vfetch serve --stop`"), "\(played.standardError)")
@@ -480,7 +480,7 @@ import VFetchCore
             let shell = try await vfetch(["play", origin.url("/clip.mp4"), "--player", quoted, "--cache-dir", cache])
             #expect(shell.status == 0, "\(shell.standardError)")
             let out = try String(contentsOfFile: directory + "/out file", encoding: .utf8)
-            #expect(out.hasPrefix("played \(url)/stream?url="), "\(out)")
+            #expect(out.hasPrefix("played \(url)/media?url="), "\(out)")
             #expect(try await vfetch(["play", origin.url("/clip.mp4"), "--player", "mpv 'x", "--cache-dir", cache]).status == 64)
             // An origin that fails is said on the terminal, with get's exit code, and no player starts.
             let marker = directory + "/player-started"

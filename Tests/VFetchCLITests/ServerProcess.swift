@@ -51,10 +51,10 @@ final class ServerProcess: Sendable {
     }
 
     /// The local URL a player reads `url` from.
-    func stream(_ url: String, key: String? = nil) -> String {
+    func media(_ url: String, key: String? = nil) -> String {
         var components = URLComponents()
         components.queryItems = [URLQueryItem(name: "url", value: url)] + (key.map { [URLQueryItem(name: "key", value: $0)] } ?? [])
-        return base + "/stream?" + components.percentEncodedQuery!
+        return base + "/media?" + components.percentEncodedQuery!
     }
 
     /// SIGINT (a clean stop), then its exit status; what the server wrote on stderr is printed when

@@ -4,7 +4,7 @@ import Testing
 @testable import VFetchEngine
 @testable import VFetchServe
 
-/// What a `/stream` request for a file is answered, from the file's facts and the request's head.
+/// What a `/media` request for a file is answered, from the file's facts and the request's head.
 @Suite struct MediaAnswerTests {
     static let modified = "Mon, 02 Jun 2025 10:00:00 GMT"
 
@@ -17,7 +17,7 @@ import Testing
     }
 
     func answer(_ remote: RemoteInfo, method: HTTPMethod = .GET, _ headers: [(String, String)] = []) -> MediaAnswer {
-        MediaAnswer(remote: remote, head: HTTPRequestHead(version: .http1_1, method: method, uri: "/stream", headers: HTTPHeaders(headers)))
+        MediaAnswer(remote: remote, head: HTTPRequestHead(version: .http1_1, method: method, uri: "/media", headers: HTTPHeaders(headers)))
     }
 
     /// The bytes to send and their headers, or nil for a whole answer.

@@ -83,7 +83,7 @@ import VFetchCore
     /// `url` as the machine links it: root-relative, percent-encoded but for RFC 3986's unreserved characters.
     func linked(_ url: String) -> String {
         let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        return "/stream?url=" + (url.addingPercentEncoding(withAllowedCharacters: unreserved) ?? url)
+        return "/media?url=" + (url.addingPercentEncoding(withAllowedCharacters: unreserved) ?? url)
     }
 
     @Test func aPlayersFirstReadFetchesWithFewRetriesKeepsTheCopyAndLinksThroughServe() throws {
@@ -176,11 +176,13 @@ import VFetchCore
         #expect(unasked.failure == OriginFailure("the origin answered 304 Not Modified to a request without validators"))
     }
 
-    @Test func aLinkThroughThisServerIsNotWrappedAgainButItsOtherPathsAre() {
+    /// `/stream`, the old name of `/media`, is this server's too.
+    @Test(arguments: ["media", "stream"])
+    func aLinkThroughThisServerIsNotWrappedAgainButItsOtherPathsAre(_ path: String) {
         let text =
-            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n\(Self.server)stream?url=x\n#EXTINF:2,\n\(Self.server)status\n#EXT-X-ENDLIST\n"
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n\(Self.server)\(path)?url=x\n#EXTINF:2,\n\(Self.server)status\n#EXT-X-ENDLIST\n"
         let run = run(origin: Self.origin(text))
-        #expect(run.text.contains("\n\(Self.server)stream?url=x\n"))
+        #expect(run.text.contains("\n\(Self.server)\(path)?url=x\n"))
         #expect(run.text.contains(linked(Self.server + "status")))
     }
 

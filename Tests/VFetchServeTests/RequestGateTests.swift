@@ -54,16 +54,17 @@ import VFetchCore
 
     @Test func aPathOutsideTheTableIsNotFoundAndABadTargetIsABadRequest() throws {
         let gate = try gate()
-        for path in ["/nothing", "/stream/", "/STREAM", "/status/x", "/player.js/", "/index.html", "/api", "//stream"] {
+        for path in ["/nothing", "/media/", "/MEDIA", "/status/x", "/player.js/", "/index.html", "/api", "//media"] {
             let reply = refusal(gate.decide(head(path)))
             #expect(reply?.status == .notFound, "\(path)")
+            #expect(text(reply).contains("(try /, /media?url=…, /status or /queue)"), "\(text(reply))")
         }
-        #expect(refusal(gate.decide(head("/stream?url=a b")))?.status == .badRequest)
+        #expect(refusal(gate.decide(head("/media?url=a b")))?.status == .badRequest)
     }
 
     @Test func eachRouteAnswersItsOwnMethods() throws {
         let gate = try gate()
-        for path in ["/", "/player.js", "/player.css", "/status", "/stream?url=http%3A%2F%2Fo%2Fa.mp4"] {
+        for path in ["/", "/player.js", "/player.css", "/status", "/media?url=http%3A%2F%2Fo%2Fa.mp4"] {
             for method in [HTTPMethod.POST, .PUT, .DELETE, .OPTIONS] {
                 let reply = refusal(gate.decide(head(path, method: method)))
                 #expect(reply?.status == .methodNotAllowed && reply?.headers["Allow"] == ["GET, HEAD"], "\(method) \(path)")
@@ -111,15 +112,15 @@ import VFetchCore
     ])
     func whoAsked(headers: [(String, String)], requester: RequestGate.Requester) throws {
         let gate = try gate()
-        let stream = admitted(gate.decide(head("/stream?url=http%3A%2F%2Fo%2Fa.mp4", headers)))
-        #expect(stream?.requester == requester)
+        let media = admitted(gate.decide(head("/media?url=http%3A%2F%2Fo%2Fa.mp4", headers)))
+        #expect(media?.requester == requester)
         #expect(gate.isFromWebPage(head("/", headers)) == (requester == .page))
     }
 
     @Test func aPageAllowOriginNamesIsTheUsersOwnButNotUnderAStar() throws {
         let headers = [("Origin", Self.page), ("Sec-Fetch-Site", "same-site")]
-        #expect(admitted(try gate(allowing: [Self.page]).decide(head("/stream?url=http%3A%2F%2Fo%2Fa.mp4", headers)))?.requester == .player)
-        #expect(admitted(try gate(allowing: ["*"]).decide(head("/stream?url=http%3A%2F%2Fo%2Fa.mp4", headers)))?.requester == .page)
+        #expect(admitted(try gate(allowing: [Self.page]).decide(head("/media?url=http%3A%2F%2Fo%2Fa.mp4", headers)))?.requester == .player)
+        #expect(admitted(try gate(allowing: ["*"]).decide(head("/media?url=http%3A%2F%2Fo%2Fa.mp4", headers)))?.requester == .page)
     }
 
     @Test func webPagesGetNoStatusAndThePageWithoutAURL() throws {
@@ -136,21 +137,21 @@ import VFetchCore
         #expect(admitted(gate.decide(head("/player.css")))?.route == .page(.css))
     }
 
-    @Test func aStreamIsAFileOrAPlaylistUnderTheRequestersOwnKey() throws {
+    @Test func aMediaRequestIsAFileOrAPlaylistUnderTheRequestersOwnKey() throws {
         let gate = try gate()
         let url = "http://o/v/a.mp4"
-        let player = admitted(gate.decide(head("/stream?url=http%3A%2F%2Fo%2Fv%2Fa.mp4")))
+        let player = admitted(gate.decide(head("/media?url=http%3A%2F%2Fo%2Fv%2Fa.mp4")))
         #expect(player?.route == .media(.init(url: url, key: CacheIndex.key(url: url, playerKey: nil))))
-        let page = admitted(gate.decide(head("/stream?url=http%3A%2F%2Fo%2Fv%2Fa.mp4", [("Sec-Fetch-Site", "cross-site")])))
+        let page = admitted(gate.decide(head("/media?url=http%3A%2F%2Fo%2Fv%2Fa.mp4", [("Sec-Fetch-Site", "cross-site")])))
         let pageKey = CacheIndex.key(url: url, playerKey: nil, forPage: true)
         #expect(page?.route == .media(.init(url: url, key: pageKey)) && pageKey != CacheIndex.key(url: url, playerKey: nil))
-        let keyed = admitted(gate.decide(head("/stream?url=http%3A%2F%2Fo%2Fv%2Fa.mp4&key=movie")))
+        let keyed = admitted(gate.decide(head("/media?url=http%3A%2F%2Fo%2Fv%2Fa.mp4&key=movie")))
         #expect(keyed?.route == .media(.init(url: url, key: CacheIndex.key(url: url, playerKey: "movie"))))
-        let secret = admitted(gate.decide(head("/stream?url=http%3A%2F%2Fo%2Fk.bin&kind=key")))
+        let secret = admitted(gate.decide(head("/media?url=http%3A%2F%2Fo%2Fk.bin&kind=key")))
         let keyKey = CacheIndex.secretKey(CacheIndex.key(url: "http://o/k.bin", playerKey: nil))
         #expect(secret?.route == .media(.init(url: "http://o/k.bin", key: keyKey)))
         for name in ["index.m3u8", "manifest.mpd"] {
-            let playlist = admitted(gate.decide(head("/stream?url=http%3A%2F%2Fo%2F\(name)%3Fsig%3D1")))
+            let playlist = admitted(gate.decide(head("/media?url=http%3A%2F%2Fo%2F\(name)%3Fsig%3D1")))
             let url = "http://o/\(name)?sig=1"
             #expect(playlist?.route == .playlist(.init(url: url, key: CacheIndex.key(url: url, playerKey: nil))))
         }
@@ -158,41 +159,72 @@ import VFetchCore
             ("", "missing url="), ("url=", "missing url="), ("url=file%3A%2F%2F%2Fetc%2Fpasswd", "not an http or https URL"),
             ("url=gopher%3A%2F%2Fo%2F", "not an http or https URL"), ("key=a", "missing url="),
         ] {
-            let reply = refusal(gate.decide(head("/stream?" + query)))
+            let reply = refusal(gate.decide(head("/media?" + query)))
             #expect(reply?.status == .badRequest && text(reply).contains(reason), "\(query)")
         }
     }
 
-    @Test func onlyTheStreamIsReadableByPagesAllowOriginNames() throws {
+    /// `/stream`, the old name of `/media`, for links, bookmarks and players from before: the same
+    /// route, key, requester and CORS headers, and the same refusals and preflights.
+    @Test func theOldStreamPathIsMediaByAnotherName() throws {
+        let gate = try gate(allowing: [Self.page])
+        /// All a verdict says, as text.
+        func said(_ verdict: RequestGate.Verdict) -> String {
+            switch verdict {
+            case .admit(let request): "\(request.route) \(request.requester) \(request.query) \(request.corsHeaders)"
+            case .answer(let reply): "\(reply.status) \(reply.headers) \(text(reply))"
+            }
+        }
+        let preflight = [("Origin", Self.page), ("Access-Control-Request-Method", "GET"), ("Access-Control-Request-Headers", "range")]
+        var admittedBoth = 0
+        for query in [
+            "?url=http%3A%2F%2Fo%2Fa.mp4", "?url=http%3A%2F%2Fo%2Fa.mp4&key=movie", "?url=http%3A%2F%2Fo%2Fk.bin&kind=key",
+            "?url=http%3A%2F%2Fo%2Findex.m3u8", "?url=http%3A%2F%2Fo%2Fmanifest.mpd", "", "?url=file%3A%2F%2F%2Fetc%2Fpasswd",
+        ] {
+            let asked: [(HTTPMethod, [(String, String)])] = [
+                (.GET, []), (.GET, [("Origin", Self.page)]), (.GET, [("Sec-Fetch-Site", "cross-site")]),
+                (.HEAD, [("Origin", "http://evil.example")]), (.POST, []), (.OPTIONS, preflight),
+            ]
+            for (method, headers) in asked {
+                let media = gate.decide(head("/media" + query, method: method, headers))
+                let alias = gate.decide(head("/stream" + query, method: method, headers))
+                #expect(said(alias) == said(media), "\(method) \(query) \(headers)")
+                if admitted(media) != nil, admitted(alias) != nil { admittedBoth += 1 }
+            }
+        }
+        #expect(admittedBoth == 5 * 4, "each URL, by each requester but POST and OPTIONS")
+    }
+
+    @Test func onlyTheMediaIsReadableByPagesAllowOriginNames() throws {
         let origin = [("Origin", Self.page)]
         let preflight = [
             ("Origin", Self.page), ("Access-Control-Request-Method", "GET"), ("Access-Control-Request-Headers", "range"),
             ("Access-Control-Request-Private-Network", "true"),
         ]
-        let stream = "/stream?url=http%3A%2F%2Fo%2Fa.mp4"
+        let media = "/media?url=http%3A%2F%2Fo%2Fa.mp4"
         // No --allow-origin: no page reads anything.
         let closed = try gate()
-        #expect(admitted(closed.decide(head(stream, origin)))?.corsHeaders.isEmpty == true)
-        let refused = refusal(closed.decide(head(stream, method: .OPTIONS, preflight)))
+        #expect(admitted(closed.decide(head(media, origin)))?.corsHeaders.isEmpty == true)
+        let refused = refusal(closed.decide(head(media, method: .OPTIONS, preflight)))
         #expect(refused?.status == .forbidden && refused?.headers.contains { $0.name.hasPrefix("Access-Control") } == false)
-        // Named: the stream's answers, its refusals and its preflight carry them; nothing else does.
+        // Named: the media's answers, its refusals and its preflight carry them; nothing else does.
         let open = try gate(allowing: [Self.page])
-        let read = try #require(admitted(open.decide(head(stream, origin))))
+        let read = try #require(admitted(open.decide(head(media, origin))))
         #expect(read.corsHeaders.contains { $0 == ("Access-Control-Allow-Origin", Self.page) })
-        let missing = refusal(open.decide(head("/stream", origin)))
+        let missing = refusal(open.decide(head("/media", origin)))
         #expect(missing?.status == .badRequest && missing?.headers["Access-Control-Allow-Origin"] == [Self.page])
-        let answered = refusal(open.decide(head(stream, method: .OPTIONS, preflight)))
+        let answered = refusal(open.decide(head(media, method: .OPTIONS, preflight)))
         #expect(answered?.status == .noContent && answered?.body == nil)
         #expect(answered?.headers["Access-Control-Allow-Origin"] == [Self.page])
         #expect(answered?.headers["Access-Control-Allow-Private-Network"] == ["true"])
-        let put = refusal(open.decide(head(stream, method: .OPTIONS, [("Origin", Self.page), ("Access-Control-Request-Method", "PUT")])))
+        let put = refusal(open.decide(head(media, method: .OPTIONS, [("Origin", Self.page), ("Access-Control-Request-Method", "PUT")])))
         #expect(put?.status == .forbidden)
         #expect(admitted(open.decide(head("/status", origin)))?.corsHeaders.isEmpty == true)
         #expect(admitted(open.decide(head("/", origin)))?.corsHeaders.isEmpty == true)
         let api = admitted(open.decide(head("/api/downloads", [("Origin", Self.page), ("Authorization", "Bearer " + token)])))
         #expect(api?.corsHeaders.isEmpty == true)
         #expect(refusal(open.decide(head("/status", method: .OPTIONS, preflight)))?.status == .methodNotAllowed)
-        let other = admitted(open.decide(head(stream, [("Origin", "http://evil.example")])))
+        let other = admitted(open.decide(head(media, [("Origin", "http://evil.example")])))
         // No CORS for a page not allowed, but `Vary: Origin`: a cache in front of serve keeps its answer apart.
         #expect(other?.corsHeaders.map { "\($0.0): \($0.1)" } == ["Vary: Origin"] && other?.requester == .page)
     }

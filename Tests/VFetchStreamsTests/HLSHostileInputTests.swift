@@ -25,7 +25,7 @@ import Testing
             }
             let rewritten = Result { () throws(StreamParseError) in
                 try StreamRewrite.rewrite(Array(text.utf8), format: .hls, url: url, budget: budget) {
-                    "http://127.0.0.1/stream?url=" + $0
+                    "http://127.0.0.1/media?url=" + $0
                 }.bytes.count
             }
             return [parsed, rewritten]

@@ -97,7 +97,7 @@ import Testing
         do throws(StreamParseError) {
             _ = try StreamRewrite.rewrite(bytes, format: isDASH ? .dash : .hls, url: url, budget: budget) { absolute in
                 linked.urls.append(absolute)
-                return "http://127.0.0.1:8080/stream?url=" + absolute
+                return "http://127.0.0.1:8080/media?url=" + absolute
             }
             problems += self.problems(in: linked.urls)
         } catch {

@@ -6,7 +6,7 @@ import Testing
 /// The proxy link the tests use: the origin URL percent-encoded as serve does it.
 private func link(_ url: String) -> String {
     let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-    return "http://127.0.0.1:9/stream?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
+    return "http://127.0.0.1:9/media?url=" + url.addingPercentEncoding(withAllowedCharacters: unreserved)!
 }
 
 private func hls(_ text: String, url: String) throws -> (text: String, isLive: Bool) {
@@ -230,7 +230,7 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
         #expect(rewritten.contains("<SegmentTimeline><S t=\"0\" d=\"192000\" r=\"1\"/></SegmentTimeline>"))
         // The rewritten manifest still reads, and a player filling the template gets a serve link
         // whose url= names the origin's segment.
-        let catalog = try DASHManifest.parse(Array(rewritten.utf8), url: URL(string: "http://127.0.0.1:9/stream?url=x")!)
+        let catalog = try DASHManifest.parse(Array(rewritten.utf8), url: URL(string: "http://127.0.0.1:9/media?url=x")!)
         let first = try #require(catalog.tracks.first)
         guard case .list(let list) = first.segments else { throw StreamParseError("no list") }
         let segment = try #require(list.segments.first)
@@ -306,7 +306,7 @@ private func dash(_ text: String, url: String) throws -> (text: String, isLive: 
         #expect(rewritten.contains("<Representation id=\"c\" bandwidth=\"1\"/>"))
         #expect(rewritten.contains("<mpd:SegmentTemplate media=\"\(media("d/"))\""))
         // Read back, each Representation's segments are serve links to its own directory.
-        let catalog = try DASHManifest.parse(Array(rewritten.utf8), url: URL(string: "http://127.0.0.1:9/stream?url=x")!)
+        let catalog = try DASHManifest.parse(Array(rewritten.utf8), url: URL(string: "http://127.0.0.1:9/media?url=x")!)
         let firsts = catalog.tracks.map { track -> String? in
             guard case .list(let list) = track.segments, let first = list.segments.first else { return nil }
             return URLComponents(url: first.resource.url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value

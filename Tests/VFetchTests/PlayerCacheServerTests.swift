@@ -14,7 +14,7 @@ struct PlayerCacheServerTests {
             let url = origin.url("/movie.mp4") + "?a=1&b=2"  // the origin URL's own query stays its own
             let cache = try await PlayerCacheServer.start(directory: directory + "/cache")
             let proxy = cache.proxyURL(for: url)
-            #expect(proxy.hasPrefix(cache.baseURL + "/stream?url=http%3A%2F%2F127.0.0.1%3A"))
+            #expect(proxy.hasPrefix(cache.baseURL + "/media?url=http%3A%2F%2F127.0.0.1%3A"))
             let read = try await curl(proxy, to: directory + "/read.mp4")
             #expect(read == 0)
             #expect(try sha256(file: directory + "/read.mp4") == sha256(bytes))

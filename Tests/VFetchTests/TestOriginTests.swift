@@ -385,8 +385,8 @@ import Testing
     func servesStreamFixture(_ kind: StreamFixture.Kind) async throws {
         let fixture = try await StreamFixture.shared(kind)
         try await withOrigin { origin in
-            try origin.publishDirectory(fixture.directory, at: "/stream")
-            let entry = try await curl([origin.url("/stream/" + fixture.entry)])
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            let entry = try await curl([origin.url("/s/" + fixture.entry)])
             #expect(entry.status == 200)
             #expect(entry.header("Content-Type") == (kind == .dash ? "application/dash+xml" : "application/vnd.apple.mpegurl"))
             #expect(entry.body == [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixture.path(fixture.entry)))))
@@ -417,7 +417,7 @@ import Testing
             for name in named { #expect(text.contains(name), "\(name) in \(text)") }
             for (file, type) in files {
                 let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixture.path(file))))
-                let answer = try await curl(["-r", "0-187", origin.url("/stream/" + file)])
+                let answer = try await curl(["-r", "0-187", origin.url("/s/" + file)])
                 #expect(answer.status == 206, "\(file)")
                 #expect(answer.header("Content-Type") == type, "\(file)")
                 #expect(answer.body == Array(bytes.prefix(188)), "\(file)")
