@@ -159,8 +159,8 @@ import VFetchServe
             var status: CacheStatus?
             var text = ""
             do {
-                #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.stream(origin.url("/film.bin"))]).status == 0)
-                let played = try await ServeStreamTests.frames(server.stream(playlist))
+                #expect(try await run("/usr/bin/curl", ["-sf", "-o", "/dev/null", server.media(origin.url("/film.bin"))]).status == 0)
+                let played = try await ServeStreamTests.frames(server.media(playlist))
                 #expect(played.errors.isEmpty, "\(played.errors)")
                 // Until every file is whole and no player or download is left.
                 for _ in 0..<100 {

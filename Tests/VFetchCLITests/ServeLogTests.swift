@@ -9,7 +9,7 @@ import Testing
             for (arguments, shown) in [([String](), true), (["--log-level", "error"], false)] {
                 let cache = directory + "/cache\(arguments.count)"
                 let server = try await ServerProcess.start(cacheDirectory: cache, arguments)
-                let missing = server.stream(origin.url("/missing.bin"))
+                let missing = server.media(origin.url("/missing.bin"))
                 let read = try await run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", missing])
                 #expect(read.standardOutput == "502", "\(read)")
                 #expect(await server.stop() == 0)
