@@ -47,7 +47,8 @@ import Testing
                 let alias = try await read(byOldName(server.media(url)), arguments, into: directory)
                 #expect(media.headers.first?.hasPrefix("HTTP/1.1 2") == true, "\(media.headers)")
                 #expect(alias.headers == media.headers, "\(arguments) \(url)")
-                #expect(alias.body == media.body, "\(arguments) \(url)")
+                // A HEAD's "body" is curl writing the headers, `Date` among them: compared above, without it.
+                if !arguments.contains("-I") { #expect(alias.body == media.body, "\(arguments) \(url)") }
             }
             #expect(try await read(server.media(origin.url("/f.bin")), [], into: directory).body == sha256(file))
             // The playlist, by either name, links its segments and key through `/media`.
