@@ -55,7 +55,12 @@ package final class CacheDirectory: Sendable {
     /// Lets another process (or a later start in this one) have the directory: after the last save.
     package func unlock() {
         lockDescriptor.withLock { fd in
-            if fd >= 0 { FileSystem.close(fd) }
+            if fd >= 0 {
+                // Released before the close: a process another thread is spawning may hold a copy of the
+                // descriptor until its exec, and a start again in this process would find the lock taken.
+                FileSystem.unlock(fd)
+                FileSystem.close(fd)
+            }
             fd = -1
         }
     }

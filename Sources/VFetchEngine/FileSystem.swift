@@ -219,6 +219,13 @@ package enum FileSystem {
         if flock(fd, LOCK_EX | LOCK_NB) != 0 { throw .current }
     }
 
+    /// Lets go of the lock for every descriptor of the open file description: a child just spawned
+    /// holds a copy until its exec closes it, and a close alone would leave the lock with that copy.
+    /// The corresponding call is `flock` with `LOCK_UN`.
+    package static func unlock(_ fd: Int32) {
+        _ = flock(fd, LOCK_UN)
+    }
+
     // MARK: - Status
 
     /// What `stat` says of a file, in the units vfetch uses.
