@@ -32,7 +32,8 @@ build:
 # they had not connected after 30 s. And SharedHostTests, which counts on the origin seeing a transfer vfetch
 # cut within the 0.1 s the host budget waits for it: beside the whole suite (load average 26) the test origin
 # saw one late and answered the next request 503 (vfetch took it as the host's limit, as it should).
-SERIAL_SUITES := CrashResumeTests|ResumeTests|OriginSwitchTests|SharedHostTests
+# ConnectionControlTests' two downloads on a host of four make the same claim (a retry there, once).
+SERIAL_SUITES := CrashResumeTests|ResumeTests|OriginSwitchTests|SharedHostTests|ConnectionControlTests
 # The fuzz suites (hostile playlists, manifests, media, headers through the parsers and libavformat's probe)
 # run in a pass of their own under a cap on address space: an input that makes a parser allocate without
 # bound fails the run instead of taking the machine's memory. `make fuzz` is the long run.

@@ -121,6 +121,13 @@ func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
 }
 
 /// `text` read as an MPD from a fixed URL on a thread of its own (see ``onOwnThread(_:)``).
+/// The CPU time the calling thread has used, in seconds (`CLOCK_THREAD_CPUTIME_ID`).
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
 func parseMPDOnOwnThread(_ text: String) async -> Result<StreamCatalog, StreamParseError> {
     await onOwnThread { Result { () throws(StreamParseError) in try parseMPD(text) } }
 }
