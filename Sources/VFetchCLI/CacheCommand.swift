@@ -76,15 +76,7 @@ struct CacheCommand: ParsableCommand {
         var entries: [String]
 
         func run() throws {
-            let directory: CacheDirectory
-            do {
-                directory = try CacheDirectory(path: location.cacheDirectory, exclusive: true)
-            } catch DownloadError.busy where location.runningServer() != nil {
-                return try removeThroughServer()
-            } catch {
-                writeStandardError("vfetch: \(error)\n")
-                throw ExitCode(ExitStatus(error).rawValue)
-            }
+            guard let directory = try CacheCommand.openUnlessServed(location) else { return try removeThroughServer() }
             var missing: [String] = []
             for name in entries {
                 let ids = directory.ids(named: name)
@@ -119,15 +111,7 @@ struct CacheCommand: ParsableCommand {
         @OptionGroup var location: CacheLocation
 
         func run() throws {
-            let directory: CacheDirectory
-            do {
-                directory = try CacheDirectory(path: location.cacheDirectory, exclusive: true)
-            } catch DownloadError.busy where location.runningServer() != nil {
-                return try clearThroughServer()
-            } catch {
-                writeStandardError("vfetch: \(error)\n")
-                throw ExitCode(ExitStatus(error).rawValue)
-            }
+            guard let directory = try CacheCommand.openUnlessServed(location) else { return try clearThroughServer() }
             for entry in directory.entries() { directory.remove(entry.id) }
             for id in directory.keptPlaylists() { directory.remove(id) }
             directory.save()
@@ -153,23 +137,30 @@ struct CacheCommand: ParsableCommand {
         var maxCacheSize = ByteCount(argument: "10G")!
 
         func run() throws {
-            let directory: CacheDirectory
-            do {
-                directory = try CacheDirectory(path: location.cacheDirectory, exclusive: true)
-            } catch DownloadError.busy where location.runningServer() != nil {
+            guard let directory = try CacheCommand.openUnlessServed(location) else {
                 writeStandardError(
                     "vfetch: vfetch serve runs on \(location.cacheDirectory) and keeps it within its own --max-cache-size "
                         + "(stop it to gc to another size; `vfetch cache clear` and `rm` work while it runs)\n")
                 throw ExitCode(ExitStatus.busy.rawValue)
-            } catch {
-                writeStandardError("vfetch: \(error)\n")
-                throw ExitCode(ExitStatus(error).rawValue)
             }
             // Files without a readable manifest hold nothing a server could serve.
             for entry in directory.entries() where entry.length == nil { directory.remove(entry.id) }
             let evicted = directory.evict(toFit: maxCacheSize.bytes, inUse: [])
             directory.save()
             print("evicted \(evicted.count) entries")
+        }
+    }
+
+    /// The directory, locked for changes; nil when its running server holds it (the command then asks the
+    /// server, or says why it cannot). Any other failure is one line and its exit code.
+    static func openUnlessServed(_ location: CacheLocation) throws -> CacheDirectory? {
+        do {
+            return try CacheDirectory(path: location.cacheDirectory, exclusive: true)
+        } catch DownloadError.busy where location.runningServer() != nil {
+            return nil
+        } catch {
+            writeStandardError("vfetch: \(error)\n")
+            throw ExitCode(ExitStatus(error).rawValue)
         }
     }
 

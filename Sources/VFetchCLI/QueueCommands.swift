@@ -13,7 +13,10 @@ struct ServerLocation: ParsableArguments {
     @OptionGroup var location: CacheLocation
 
     /// The server's URL and token, or a one-line error and exit code 4.
-    func connect() throws -> (url: String, token: String?) {
+    /// A server `connect` found: its URL and the token it proved it holds.
+    typealias Connection = (url: String, token: String?)
+
+    func connect() throws -> Connection {
         guard let url = server ?? location.runningServer() else {
             writeStandardError("vfetch: no vfetch serve runs on \(location.cacheDirectory) (start one with `vfetch serve`)\n")
             throw ExitCode(ExitStatus.connectFailed.rawValue)
@@ -26,7 +29,7 @@ struct ServerLocation: ParsableArguments {
     @discardableResult
     func call<Answer: Decodable>(
         _ method: String, _ path: String, json: (some Encodable)? = nil as DownloadQueue.Request?, answer: Answer.Type,
-        via server: (url: String, token: String?)? = nil
+        via server: Connection? = nil
     ) throws -> Answer {
         let (url, token) = try server ?? connect()
         let body = try json.map { String(decoding: try QueueAPI.encoder.encode($0), as: UTF8.self) }
@@ -58,8 +61,33 @@ struct ServerLocation: ParsableArguments {
         }
     }
 
-    func downloads(via server: (url: String, token: String?)? = nil) throws -> [QueueAPI.Item] {
+    func downloads(via server: Connection? = nil) throws -> [QueueAPI.Item] {
         try call("GET", "/api/downloads", answer: QueueAPI.Items.self, via: server).downloads
+    }
+
+    /// The downloads now: from the running server, or (`offline`) as its last server saved them, said so.
+    func currentDownloads() throws -> (items: [QueueAPI.Item], offline: Bool) {
+        if server == nil, location.runningServer() == nil { return (try savedQueue(), true) }
+        return (try downloads(), false)
+    }
+
+    /// With no server: the queue as its last server saved it, said so; it goes on when one starts.
+    private func savedQueue() throws -> [QueueAPI.Item] {
+        let directory = location.cacheDirectory
+        guard let bytes = FileManager.default.contents(atPath: directory + "/queue.json") else {
+            _ = try connect()
+            return []
+        }
+        guard let queue = try? JSONDecoder().decode(DownloadQueue.self, from: bytes) else {
+            writeStandardError("vfetch: \(directory)/queue.json cannot be read (vfetch serve moves it aside when it starts)\n")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        writeStandardError("vfetch: no vfetch serve runs on \(directory): the queue as saved (it goes on when `vfetch serve` starts)\n")
+        return queue.items.map {
+            QueueAPI.Item(
+                id: $0.id, url: redactedURL($0.request.url), state: $0.state, output: $0.request.output, path: $0.path,
+                error: $0.error.map(redactingCredentials(in:)))
+        }
     }
 }
 
@@ -155,18 +183,14 @@ struct ListCommand: ParsableCommand {
             print(QueuePage.address(server: url, token: token ?? "", directory: FileManager.default.currentDirectoryPath))
             return
         }
-        let offline = target.server == nil && target.location.runningServer() == nil
-        var items = offline ? try savedQueue() : try target.downloads()
-        if json {
-            for item in items { print(String(decoding: try QueueAPI.encoder.encode(item), as: UTF8.self)) }
-            return
-        }
+        var (items, offline) = try target.currentDownloads()
+        if json { return try Self.printJSON(items) }
         let live = isatty(1) == 1
         var drawn = 0
         while true {
             // On a terminal, draw over the previous table.
             if drawn > 0 { print("\u{1B}[\(drawn)A\u{1B}[J", terminator: "") }
-            let lines = table(items)
+            let lines = Self.table(items)
             for line in lines { print(line) }
             drawn = lines.count
             let active = items.contains(where: \.isActive)
@@ -176,26 +200,12 @@ struct ListCommand: ParsableCommand {
         }
     }
 
-    /// With no server: the queue as its last server saved it, said so; it goes on when one starts.
-    func savedQueue() throws -> [QueueAPI.Item] {
-        let directory = target.location.cacheDirectory
-        guard let bytes = FileManager.default.contents(atPath: directory + "/queue.json") else {
-            _ = try target.connect()
-            return []
-        }
-        guard let queue = try? JSONDecoder().decode(DownloadQueue.self, from: bytes) else {
-            writeStandardError("vfetch: \(directory)/queue.json cannot be read (vfetch serve moves it aside when it starts)\n")
-            throw ExitCode(ExitStatus.failure.rawValue)
-        }
-        writeStandardError("vfetch: no vfetch serve runs on \(directory): the queue as saved (it goes on when `vfetch serve` starts)\n")
-        return queue.items.map {
-            QueueAPI.Item(
-                id: $0.id, url: redactedURL($0.request.url), state: $0.state, output: $0.request.output, path: $0.path,
-                error: $0.error.map(redactingCredentials(in:)))
-        }
+    /// One JSON object per download, one per line.
+    static func printJSON(_ items: [QueueAPI.Item]) throws {
+        for item in items { print(String(decoding: try QueueAPI.encoder.encode(item), as: UTF8.self)) }
     }
 
-    func table(_ items: [QueueAPI.Item]) -> [String] {
+    static func table(_ items: [QueueAPI.Item]) -> [String] {
         let widths = [-4, -8, 6, 10, 12, 7]  // negative: left-aligned
         func row(_ cells: [String], _ last: String) -> String {
             zip(cells, widths).map { cell, width in

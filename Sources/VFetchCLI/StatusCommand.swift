@@ -57,21 +57,15 @@ extension StatusCommand {
 
     /// Every background download, as `vfetch ls` shows them once.
     func showQueue() throws {
-        let location = ["--cache-dir", target.location.cacheDirectory] + (target.server.map { ["--server", $0] } ?? [])
-        let list = try ListCommand.parse(location)
-        let offline = target.server == nil && target.location.runningServer() == nil
-        let items = offline ? try list.savedQueue() : try target.downloads()
-        if json {
-            for item in items { print(String(decoding: try QueueAPI.encoder.encode(item), as: UTF8.self)) }
-        } else {
-            for line in list.table(items) { print(line) }
-        }
+        let items = try target.currentDownloads().items
+        if json { return try ListCommand.printJSON(items) }
+        for line in ListCommand.table(items) { print(line) }
     }
 
     /// One background download, from the server that runs it.
     func showQueued(_ id: String) throws {
         let item = try target.call("GET", "/api/downloads/\(id)", answer: QueueAPI.Item.self)
-        if json { return print(String(decoding: try QueueAPI.encoder.encode(item), as: UTF8.self)) }
+        if json { return try ListCommand.printJSON([item]) }
         print("id:            \(item.id) (background download)")
         print("state:         \(item.state.rawValue)\(item.error.map { " (\($0))" } ?? "")")
         print("url:           \(item.url)")
