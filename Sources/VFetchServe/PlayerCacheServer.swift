@@ -4,7 +4,7 @@ import VFetchEngine
 
 /// The player cache inside an app, as `vfetch serve` runs it: an HTTP server on loopback that a player reads
 /// a URL through while the cache downloads it (the bytes the player waits for first), keeping what it fetched
-/// for the next play. It also hosts a persistent queue of background downloads (``add(_:to:format:)``).
+/// for the next play. It also hosts a persistent queue of background downloads (``add(_:to:format:mirrors:)``).
 ///
 /// ```swift
 /// let cache = try await PlayerCacheServer.start(directory: cachePath)
