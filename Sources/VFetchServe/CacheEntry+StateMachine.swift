@@ -70,7 +70,7 @@ extension CacheEntry {
             var revalidateAfter: Duration
         }
 
-        private let settings: Settings
+        private var settings: Settings
         private(set) var state = State.idle
         /// The fetch whose bytes are served now (0: none yet).
         private(set) var version = 0
@@ -278,6 +278,9 @@ extension CacheEntry {
             /// ask for (the file is larger than the cache).
             case answer([Opener], Opened, narrow: Bool)
         }
+
+        /// The cache's size changed: fetches that ask the origin from now on go by it.
+        mutating func setMaxBytes(_ bytes: Int64) { settings.maxBytes = bytes }
 
         /// The fetch's probe said what the file is.
         mutating func probeAnswered(_ remote: RemoteInfo, version: Int, now: ContinuousClock.Instant) -> ProbeAction {

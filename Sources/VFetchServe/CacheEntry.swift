@@ -69,6 +69,9 @@ final class CacheEntry: Sendable {
         self.grew = grew
     }
 
+    /// The cache's size changed (see `PlayerCache.setMaxBytes`).
+    func setMaxBytes(_ bytes: Int64) { state.withLock { $0.machine.setMaxBytes(bytes) } }
+
     /// The remote file's facts and the download version to serve, once its download has probed it (at
     /// once when already known). `url` is what the reader asked for, the key's latest URL;
     /// `publicOnly` when a web page asked, so a download it starts reaches only public addresses.

@@ -62,7 +62,7 @@ struct MediaRoute {
         case .bytes(let answer, let answerHeaders, let answerRange): (status, headers, range) = (answer, answerHeaders, answerRange)
         }
         if entry.refuses(at: range.lowerBound) {
-            let limit = humanSize(cache.settings.maxBytes)
+            let limit = humanSize(cache.maxBytes)
             return exchange.send(.failure(.insufficientStorage, "the cache is full (--max-cache-size \(limit)) with files being read"))
         }
         let (disk, path) = (cache.disk, SideFiles(output: entry.path).part)

@@ -21,6 +21,9 @@ package final class PlayerCache: Sendable {
 
     package let directory: CacheDirectory
     package let settings: Settings
+    /// The size the cache keeps within: `settings.maxBytes` until `setMaxBytes` changes it.
+    private let cap: Mutex<Int64>
+    package var maxBytes: Int64 { cap.withLock { $0 } }
     /// Where every blocking file operation of the server runs (reads for players, size checks,
     /// evictions, index saves, manifests): off the event loops, which would stop answering, and off
     /// Swift's cooperative pool, where a blocking call stalls unrelated tasks. Stopped by `shutdown`.
@@ -45,6 +48,7 @@ package final class PlayerCache: Sendable {
     package init(directory: CacheDirectory, settings: Settings) {
         self.directory = directory
         self.settings = settings
+        cap = Mutex(settings.maxBytes)
         disk = NIOThreadPool(numberOfThreads: settings.diskThreads)
         disk.start()
         keptDocuments = KeptDocuments(directory: directory)
@@ -67,7 +71,7 @@ package final class PlayerCache: Sendable {
             options.privateOutput = true
             let entry = CacheEntry(
                 id: id, url: url, path: directory.entryPath(id), options: options, prefetch: settings.prefetch,
-                maxBytes: settings.maxBytes, disk: disk,
+                maxBytes: maxBytes, disk: disk,
                 downloadEnded: { [weak self] in
                     guard let self else { return }
                     onDisk { self.trim() }
@@ -198,6 +202,8 @@ package final class PlayerCache: Sendable {
     /// the next check.
     package func trim(making room: Int64 = 0, then add: () -> Void = {}) {
         trimming.withLock { full in
+            let maxBytes = maxBytes
+            let margin = Self.margin(maxBytes)
             let sizes = directory.diskUsage()
             // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
             let (evicted, live, needed) = entries.withLock { entries in
@@ -212,7 +218,7 @@ package final class PlayerCache: Sendable {
                     let present = max(status.bytesPresent, sizes[entry.key] ?? 0)
                     return needed + max(0, (status.length ?? 2 * margin) - present)
                 }
-                let target = settings.maxBytes - min(needed, 2 * margin) - room
+                let target = maxBytes - min(needed, 2 * margin) - room
                 // An entry a reader took up since `inUse` was made stays (`evict` refuses it).
                 let chosen = directory.evictions(sizes: sizes, maxBytes: target, inUse: inUse).filter { entries[$0]?.evict() ?? true }
                 for id in chosen {
@@ -227,12 +233,12 @@ package final class PlayerCache: Sendable {
             // Nothing more once even what may arrive before the next check would pass the limit;
             // readers only once what the downloads still fetch would not fit.
             let allowance: CacheEntry.Allowance =
-                total + margin / 2 >= settings.maxBytes
-                ? .nothing : total + needed > settings.maxBytes ? .readersOnly : .prefetch
+                total + margin / 2 >= maxBytes
+                ? .nothing : total + needed > maxBytes ? .readersOnly : .prefetch
             for entry in live { entry.allow(allowance) }
             grownSinceTrim.withLock { $0 = 0 }
             if allowance == .nothing, !full {
-                let limit = humanSize(settings.maxBytes)
+                let limit = humanSize(maxBytes)
                 ServeLog.cache.notice(
                     "the cache is full (--max-cache-size \(limit)) with files being read: fetching stops until a player leaves")
             }
@@ -271,7 +277,7 @@ package final class PlayerCache: Sendable {
     func keep(_ playlist: KeptPlaylist) throws(FileSystemError) {
         // Its line of facts and body, and the last block's rounding.
         let size = Int64(playlist.encoded().count) + 4096
-        guard size <= settings.maxBytes / 4 else { return directory.forgetPlaylist(url: playlist.facts.url) }
+        guard size <= maxBytes / 4 else { return directory.forgetPlaylist(url: playlist.facts.url) }
         var failure: FileSystemError?
         trim(making: size) {
             do throws(FileSystemError) { try directory.keep(playlist) } catch { failure = error }
@@ -280,7 +286,17 @@ package final class PlayerCache: Sendable {
     }
 
     /// What may arrive between two checks of the cache's size: checks run every `margin / 2` bytes.
-    private var margin: Int64 { max(1 << 20, min(settings.maxBytes / 8, 64 << 20)) }
+    private var margin: Int64 { Self.margin(maxBytes) }
+    private static func margin(_ maxBytes: Int64) -> Int64 { max(1 << 20, min(maxBytes / 8, 64 << 20)) }
+
+    /// Keeps the cache within `bytes` from now on: entries fetch by it, and once the size check this
+    /// makes returns, the least recently used entries past it are gone (those in use stay until their
+    /// players leave). It waits on the disk: call it on `disk`.
+    package func setMaxBytes(_ bytes: Int64) {
+        cap.withLock { $0 = bytes }
+        for entry in entries.withLock({ Array($0.values) }) { entry.setMaxBytes(bytes) }
+        trim()
+    }
 
     /// Entries grew by `bytes`: checks the size once they have grown by half a margin.
     private func grew(_ bytes: Int64) {

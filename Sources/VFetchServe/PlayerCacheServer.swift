@@ -105,6 +105,17 @@ public final class PlayerCacheServer: Sendable {
         return found?.removed.isEmpty == false
     }
 
+    /// Changes the size the cache keeps within, ``start(directory:maxCacheSize:port:options:)``'s `maxCacheSize`,
+    /// while it serves. It returns once the cache is within it: the least recently read entries past it are gone,
+    /// all but those a player reads or that are being fetched (whose fetches then keep to what players ask for).
+    public func setMaxCacheSize(_ bytes: Int64) async {
+        let cache = cache
+        try? await cache.disk.runIfActive { cache.setMaxBytes(max(0, bytes)) }
+    }
+
+    /// The size the cache keeps within.
+    public var maxCacheSize: Int64 { cache.maxBytes }
+
     /// Stops serving: every download checkpoints, and the index is saved for the next start.
     public func stop() async {
         await server.shutdown()

@@ -86,6 +86,39 @@ struct PlayerCacheServerTests {
         }
     }
 
+    /// The size cap changed while it serves: the least recently read entry goes, the other stays and is
+    /// served from disk; a larger cap again keeps both.
+    @Test func aSmallerCapEvictsTheLeastRecentlyReadEntry() async throws {
+        let (older, newer) = (randomBytes(2 << 20, seed: 96), randomBytes(2 << 20, seed: 97))
+        try await withOrigin { origin, directory in
+            origin.publish("/older.mp4", older)
+            origin.publish("/newer.mp4", newer)
+            let cache = try await PlayerCacheServer.start(directory: directory + "/cache")
+            #expect(cache.maxCacheSize == 10 << 30)
+            for (name, bytes) in [("older", older), ("newer", newer)] {
+                #expect(try await curl(cache.proxyURL(for: origin.url("/\(name).mp4")), to: directory + "/\(name).mp4") == 0)
+                #expect(try sha256(file: directory + "/\(name).mp4") == sha256(bytes))
+            }
+            #expect(cache.entries().count == 2)
+            // Both are in use until the server has seen their readers go.
+            for _ in 0..<200 where cache.entries().count == 2 {
+                await cache.setMaxCacheSize(3 << 20)
+                if cache.entries().count == 2 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(cache.maxCacheSize == 3 << 20)
+            #expect(cache.entries().map(\.url) == [origin.url("/newer.mp4")])
+            let served = origin.bytesServed("/newer.mp4")
+            #expect(try await curl(cache.proxyURL(for: origin.url("/newer.mp4")), to: directory + "/again.mp4") == 0)
+            #expect(try sha256(file: directory + "/again.mp4") == sha256(newer))
+            #expect(origin.bytesServed("/newer.mp4") <= served + 1, "read from the cache")
+            await cache.setMaxCacheSize(10 << 20)
+            #expect(try await curl(cache.proxyURL(for: origin.url("/older.mp4")), to: directory + "/older.mp4") == 0)
+            #expect(try sha256(file: directory + "/older.mp4") == sha256(older))
+            #expect(Set(cache.entries().map(\.url)) == [origin.url("/older.mp4"), origin.url("/newer.mp4")])
+            await cache.stop()
+        }
+    }
+
     @Test func oneCacheDirectoryHasOneServer() async throws {
         try await withOrigin { _, directory in
             let cache = try await PlayerCacheServer.start(directory: directory + "/cache")
