@@ -51,22 +51,33 @@ final class SegmentFetcher {
     /// Requests in flight.
     var active: Int { driver.transfers.count }
 
+    private var running: FetchJob?
+
+    /// The bytes that arrived of the fetches not delivered yet, in the run going on.
+    var bytesInFlight: Int64 { running?.bytesInFlight ?? 0 }
+
     /// Seconds since the fetcher started: the plan's clock.
     var now: Double { driver.elapsed }
 
     /// Fetches every request the plan starts, until the plan is finished or fails. `deliver` gets each
     /// fetch's body, its pieces put together, on this thread, and may refuse it (an HTML page where a
-    /// segment belongs): the plan then counts a failure.
+    /// segment belongs): the plan then counts a failure. `progress` is called a few times a second, so that
+    /// a large segment shows its progress as it arrives (`bytesInFlight`).
     func run(
-        _ requests: [Request], plan: inout SegmentFetchPlan, deliver: (Int, Body) -> RequestFailure?
+        _ requests: [Request], plan: inout SegmentFetchPlan, progress: () -> Void = {},
+        deliver: (Int, Body) -> RequestFailure?
     ) -> Result<Void, DownloadError> {
         withoutActuallyEscaping(deliver) { deliver in
-            let job = FetchJob(requests: requests, plan: plan, headers: headers, deliver: deliver)
-            driver.run(job)
-            job.closeSinks()
-            plan = job.plan
-            lastFailures.merge(job.lastFailures) { $1 }
-            return job.result ?? .failure(.interrupted)
+            withoutActuallyEscaping(progress) { progress in
+                let job = FetchJob(requests: requests, plan: plan, headers: headers, deliver: deliver, progress: progress)
+                running = job
+                defer { running = nil }
+                driver.run(job)
+                job.closeSinks()
+                plan = job.plan
+                lastFailures.merge(job.lastFailures) { $1 }
+                return job.result ?? .failure(.interrupted)
+            }
         }
     }
 }
@@ -77,6 +88,8 @@ private final class FetchJob: DriverJob {
     var plan: SegmentFetchPlan
     let headers: HeaderList
     let deliver: (Int, SegmentFetcher.Body) -> RequestFailure?
+    let progress: () -> Void
+    private var lastProgress = 0.0
     var result: Result<Void, DownloadError>?
     var lastFailures: [Int: RequestFailure] = [:]
     /// Fetches whose pieces are arriving, each into its sink.
@@ -87,13 +100,16 @@ private final class FetchJob: DriverJob {
 
     init(
         requests: [SegmentFetcher.Request], plan: SegmentFetchPlan, headers: HeaderList,
-        deliver: @escaping (Int, SegmentFetcher.Body) -> RequestFailure?
+        deliver: @escaping (Int, SegmentFetcher.Body) -> RequestFailure?, progress: @escaping () -> Void
     ) {
         self.requests = requests
         self.plan = plan
         self.headers = headers
         self.deliver = deliver
+        self.progress = progress
     }
+
+    var bytesInFlight: Int64 { sinks.values.reduce(0) { $0 + $1.received } }
 
     func closeSinks() {
         for sink in sinks.values { sink.close() }
@@ -130,6 +146,10 @@ private final class FetchJob: DriverJob {
     func settle(_ driver: Driver) -> Double {
         guard fatal == nil, !(plan.isFinished && driver.transfers.isEmpty) else { return 0 }
         let now = driver.now
+        if now - lastProgress >= 0.25 {
+            lastProgress = now
+            progress()
+        }
         return min(1, max(0.001, plan.wakeup(after: now).map { $0 - now } ?? 1))
     }
 
@@ -252,6 +272,8 @@ private final class FetchSink: ByteSink {
     private var bytes: [UInt8] = []
     /// The fetch's length: the end of the bytes written, or what a whole answer kept.
     var extent: Int64 = 0
+    /// The bytes written since the fetch (re)started.
+    private(set) var received: Int64 = 0
     /// The first piece's answer and where it came from: they describe the fetch.
     var first: (head: ResponseHead, finalURL: String)?
 
@@ -274,6 +296,7 @@ private final class FetchSink: ByteSink {
     /// Forgets what was written: the fetch starts over.
     func reset() throws(FileSystemError) {
         extent = 0
+        received = 0
         bytes = []
         gathered?.discard()
         if let file { do { try FileSystem.setLength(descriptor, 0) } catch { throw FileSystemError(error, path: file) } }
@@ -281,6 +304,7 @@ private final class FetchSink: ByteSink {
 
     func write(_ chunk: UnsafeRawBufferPointer, at offset: Int64) throws(DownloadError) {
         extent = max(extent, offset + Int64(chunk.count))
+        received += Int64(chunk.count)
         guard let gathered else {
             let end = Int(offset) + chunk.count
             if bytes.count < end { bytes += [UInt8](repeating: 0, count: end - bytes.count) }

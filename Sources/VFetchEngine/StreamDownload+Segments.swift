@@ -161,7 +161,17 @@ extension StreamJob {
             connections: options.connections, retry: retryPolicy, skipUnavailable: skipUnavailable)
         let total = list.trackSeconds.first ?? 0
         let firstTrack = Set(list.tracks.first ?? [])
-        let result = fetcher.run(requests, plan: &plan) { position, body in
+        func progress(lastSegment: Int?) -> DownloadEvent {
+            let inFlight = fetcher.bytesInFlight
+            return .streamProgress(
+                StreamProgress(
+                    segmentsDone: state.manifest.kept.count, segmentsTotal: list.resources.count, secondsDone: state.secondsDone,
+                    secondsTotal: state.isLive ? state.secondsDone : total, bytesDone: state.bytes + inFlight,
+                    bytesPerSecond: Double(state.bytes + inFlight - state.resumedBytes) / max(fetcher.now, 0.001),
+                    activeConnections: fetcher.active, lastSegment: lastSegment))
+        }
+        let result = fetcher.run(requests, plan: &plan, progress: { events?.yield(progress(lastSegment: nil)) }) {
+            position, body in
             let fetch = batch[position]
             if let type = body.contentType?.lowercased(), type.hasPrefix("text/html") {
                 return .invalid("an HTML page, not a segment")
@@ -189,13 +199,7 @@ extension StreamJob {
                 }
             }
             if firstTrack.contains(fetch) { state.secondsDone += list.segments[fetch]?.duration ?? 0 }
-            events?.yield(
-                .streamProgress(
-                    StreamProgress(
-                        segmentsDone: state.manifest.kept.count, segmentsTotal: list.resources.count, secondsDone: state.secondsDone,
-                        secondsTotal: state.isLive ? state.secondsDone : total, bytesDone: state.bytes,
-                        bytesPerSecond: Double(state.bytes - state.resumedBytes) / max(fetcher.now, 0.001),
-                        activeConnections: fetcher.active, lastSegment: fetch)))
+            events?.yield(progress(lastSegment: fetch))
             return nil
         }
         return result.map { plan.skipped.map { "\(requests[$0.fetch].url): \($0.reason)" } }

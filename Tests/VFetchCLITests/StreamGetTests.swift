@@ -220,6 +220,30 @@ struct StreamGetTests {
         }
     }
 
+    /// Progress counts bytes as they arrive, not only segments once whole: on a slow origin, lines come
+    /// between two segments kept, their bytes growing.
+    @Test func progressCountsTheBytesOfSegmentsStillArriving() async throws {
+        try await Self.get(.hlsFragmented, ["--json", "-c", "1"], behavior: throttled(128 << 10)) {
+            (result: Finished, output: String, fixture: StreamFixture, _: TestOrigin) async throws -> Void in
+            #expect(result.status == 0, "\(result.standardError)")
+            let progress = result.standardOutput.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }.filter { $0["event"] as? String == "progress" }
+            let bytes = progress.compactMap { $0["bytes"] as? Int }
+            #expect(bytes.count == progress.count && !bytes.isEmpty)
+            #expect(bytes == bytes.sorted(), "never fewer bytes than before: \(bytes)")
+            // A line while a segment arrives says more bytes than the segment kept before it.
+            var kept = 0
+            var between = 0
+            for event in progress {
+                let count = event["bytes"] as? Int ?? 0
+                if event["segment"] is Int { kept = count } else if event["segment"] is NSNull, count > kept { between += 1 }
+            }
+            #expect(between >= 2, "\(progress)")
+            #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.source))))
+        }
+    }
+
     @Test func infoListsAStreamsTracks() async throws {
         let fixture = try await StreamFixture.shared(.hlsVariants)
         try await withOrigin { origin, _ in
