@@ -170,8 +170,8 @@ extension StreamJob {
                     bytesPerSecond: Double(state.bytes + inFlight - state.resumedBytes) / max(fetcher.now, 0.001),
                     activeConnections: fetcher.active, lastSegment: lastSegment))
         }
-        let result = fetcher.run(requests, plan: &plan, progress: { events?.yield(progress(lastSegment: nil)) }) {
-            position, body in
+        let arriving: () -> Void = { _ = self.events?.yield(progress(lastSegment: nil)) }
+        let result = fetcher.run(requests, plan: &plan, progress: arriving) { position, body in
             let fetch = batch[position]
             if let type = body.contentType?.lowercased(), type.hasPrefix("text/html") {
                 return .invalid("an HTML page, not a segment")
