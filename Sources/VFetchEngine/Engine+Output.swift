@@ -194,17 +194,28 @@ extension Engine {
 
     /// Makes what was received durable, then records it: data synced, then the blocks completed and
     /// the partial blocks appended to the manifest (or the manifest replaced whole, as its journal says).
-    /// Runs as `CheckpointPacing` says, and when forced; a forced one leaves the manifest one snapshot.
+    /// Runs as `CheckpointPacing` says, its syncs on `checkpointSync`'s thread while the transfers go on;
+    /// when forced, on this one, after the last, leaving the manifest one snapshot.
     func checkpoint(force: Bool = false) throws(DownloadError) {
         guard var journal, let manifestFile, let file else { return }
+        // The last checkpoint's syncs: what they cost, and a failure the journal must know of.
+        var failure: DownloadError?
+        if let ended = force ? checkpointSync.wait() : checkpointSync.takeOutcome() {
+            lastCheckpoint.cost = ended.seconds
+            if let error = ended.error {
+                journal.writeFailed()
+                self.journal = journal
+                failure = error
+            }
+        }
+        if let failure, !force { throw failure }
+        guard force || !checkpointSync.isBusy else { return }
         let pacing = CheckpointPacing(interval: options.checkpointInterval, bytes: options.checkpointBytes)
         let due = pacing.isDue(
             seconds: now - lastCheckpoint.time, received: bytesReceived - lastCheckpoint.bytes, cost: lastCheckpoint.cost)
         guard force || due else { return }
         // A buffer that cannot be written (disk full) must not keep what did reach the file unrecorded.
-        var flushError: DownloadError?
-        do { try flushWriteBuffers() } catch { flushError = error }
-        let started = ContinuousClock.now
+        do { try flushWriteBuffers() } catch { failure = failure ?? error }
         lastCheckpoint.time = now
         lastCheckpoint.bytes = bytesReceived
         let recorded = journal.manifest
@@ -212,11 +223,11 @@ extension Engine {
         blocks.mark(coveredBy: file.written)
         let completed = blocks.blocksCompleted(since: recorded.blocks)
         let partial = Array(blocks.incompleteParts(of: file.written).prefix(Manifest.partialBlockLimit))
+        let syncsData = !completed.isEmpty || partial != recorded.partialBlocks.map(\.range)
         var write: ManifestJournal.Write?
-        if !completed.isEmpty || partial != recorded.partialBlocks.map(\.range) {
-            try file.sync()
-            // Read back after the sync: a tag states what is durable, and these bytes were just written,
-            // so they come from the page cache, not the disk. A partial block unchanged keeps its tag.
+        if syncsData {
+            // A tag states what the sync makes durable: these bytes were just written and are not written
+            // again, so they read the same now, from the page cache. A partial block unchanged keeps its tag.
             var update = Manifest.Update()
             for block in completed { update.completedBlocks[block] = try file.tag(of: blocks.range(of: block)) }
             let known = Dictionary(recorded.partialBlocks.map { ($0.range, $0.tag) }) { first, _ in first }
@@ -227,18 +238,23 @@ extension Engine {
             write = journal.record(update)
         }
         if force, journal.hasUpdates { write = .replace(journal.snapshot()) }
-        if let write {
-            do {
-                try manifestFile.write(write)
-            } catch {
-                journal.writeFailed()
-                self.journal = journal
-                throw error
-            }
-        }
         self.journal = journal
+        guard syncsData || write != nil else {
+            if let failure { throw failure }
+            return
+        }
+        let syncs = { () throws(DownloadError) in
+            if syncsData { try file.sync() }
+            if let write { try manifestFile.write(write) }
+        }
+        guard force else { return checkpointSync.start(syncs) }
+        let started = ContinuousClock.now
+        do { try syncs() } catch {
+            self.journal?.writeFailed()
+            throw error
+        }
         lastCheckpoint.cost = started.secondsAgo
-        if let flushError { throw flushError }
+        if let failure { throw failure }
     }
 
     /// Writes what every transfer's buffer holds to the file.
@@ -249,6 +265,8 @@ extension Engine {
     func finish() throws(DownloadError) -> DownloadSummary {
         guard let file, let scheduler else { throw .transferFailed("nothing downloaded") }
         let total = scheduler.total ?? scheduler.completed.count
+        // The sync below covers what a checkpoint's was syncing; a manifest it failed to write is replaced or removed.
+        if checkpointSync.wait()?.error != nil { journal?.writeFailed() }
         if remote?.length == nil { try file.setLength(total, preallocate: false) }
         try file.sync()
         var digest: String?

@@ -26,8 +26,10 @@ final class Engine {
     var journal: ManifestJournal?
     var manifestFile: ManifestFile?
     var manifestPath: String { SideFiles(output: outputPath).manifest }
-    /// When the last checkpoint began, `bytesReceived` then, and how many seconds it took.
+    /// When the last checkpoint began, `bytesReceived` then, and how many seconds its syncs took.
     var lastCheckpoint = (time: 0.0, bytes: Int64(0), cost: 0.0)
+    /// Where checkpoints sync, off the transfers' thread.
+    let checkpointSync = CheckpointSync()
     /// Bytes taken from transfers in this run, buffered or written: what a crash now would lose.
     var bytesReceived: Int64 = 0
     var resumedBytes: Int64 = 0
@@ -111,6 +113,7 @@ final class Engine {
         }
         probeOffset = probeStart()
         driver.run(self)
+        checkpointSync.stop()
         return result ?? .failure(fatal ?? .interrupted)
     }
 
@@ -235,6 +238,7 @@ final class Engine {
         stopAll()
         mirrors = nil
         // One plain request rewrites everything; the next run could not resume with ranges anyway.
+        _ = checkpointSync.wait()
         manifestFile?.remove()
         manifestFile = nil
         journal = nil
