@@ -1,11 +1,12 @@
 import Foundation
+import Synchronization
 import VFetch
 import VFetchCore
 import VFetchEngine
 import VFetchStreams
 
 /// The background downloads of `vfetch serve`: does what the queue answers, keeps the queue on disk
-/// (`queue.json`, replaced atomically within 0.1 s of a change) and tells subscribers what happens.
+/// (`queue.json`, replaced atomically within 0.1 s of a change, longer for a queue of thousands) and tells subscribers what happens.
 package actor DownloadService {
     package struct Settings: Sendable {
         package var maxConcurrent = 3
@@ -55,6 +56,9 @@ package actor DownloadService {
     /// one: 500 URLs added one by one, or as many downloads starting and ending, cost a few saves, not 500
     /// (once one each, adding 500 small files took 5.7 s of the server's CPU).
     private var saveDue = false
+    /// How long the last save took to encode: the next comes no sooner than ten times that, so a queue of
+    /// thousands of items that change all the time costs a tenth of a core at most.
+    private let encodeSeconds = Mutex(0.0)
     private let settings: Settings
 
     /// Loads the saved queue, if any; `start()` then resumes it.
@@ -326,8 +330,9 @@ package actor DownloadService {
     private func save() {
         guard !saveDue else { return }
         saveDue = true
+        let wait = max(0.1, 10 * encodeSeconds.withLock { $0 })
         Task {
-            try? await Task.sleep(for: .milliseconds(100))
+            try? await Task.sleep(for: .seconds(wait))
             // After `shutdown` (which saved): a server started again on the directory owns the file now.
             if !shuttingDown { saveNow() }
         }
@@ -335,11 +340,17 @@ package actor DownloadService {
 
     private func saveNow() {
         saveDue = false
-        guard let data = try? JSONEncoder().encode(queue) else { return }
-        // A durable replacement waits on the disk (fsync): on a serial queue of its own, never on Swift's
-        // cooperative pool, and in order, so an older queue never lands after a newer one.
-        let path = queuePath
-        saving.async { try? FileReplacement.write([UInt8](data), to: path) }
+        // Encoding thousands of items and a durable replacement (fsync) take milliseconds: on a serial queue
+        // of their own, off this actor (which answers `add`) and Swift's cooperative pool, and in order, so an
+        // older queue never lands after a newer one.
+        let (queue, path) = (queue, queuePath)
+        saving.async { [self] in
+            let started = ContinuousClock.now
+            guard let data = try? JSONEncoder().encode(queue) else { return }
+            let seconds = started.duration(to: .now) / .seconds(1)
+            self.encodeSeconds.withLock { $0 = seconds }
+            try? FileReplacement.write([UInt8](data), to: path)
+        }
     }
 
     private static func deletePartialData(of item: DownloadQueue.Item) {
