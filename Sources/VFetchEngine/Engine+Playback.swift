@@ -7,7 +7,7 @@ extension Engine {
         scheduler?.playback = SegmentScheduler.Playback(
             lookahead: demand?.lookahead ?? 8 << 20, chunk: 1 << 20, windowsOnly: demand.map { $0.prefetch != .full } ?? false)
         // The request sent with the probe takes the tail when it answers (or, failing that, `ended` asks).
-        if demand?.prefetch != ReaderDemand.Prefetch.none, tail == nil {
+        if demand?.prefetch != ReaderDemand.Prefetch.none, demand?.tailFirst ?? true, tail == nil {
             fetchTail(length: length)
         }
     }
@@ -21,9 +21,12 @@ extension Engine {
     }
 
     /// Whether to ask for the tail at t=0, beside the probe, before the length is known: for playback
-    /// (`--playback-order`, a player cache entry that prefetches), unless an earlier run saved bytes to reuse.
+    /// (`--playback-order`, a player cache entry that prefetches and is not a stream's segment), unless an
+    /// earlier run saved bytes to reuse.
     var wantsTailAtOnce: Bool {
-        guard demand.map({ $0.prefetch != .none }) ?? options.playbackOrder, options.connections > 1 else { return false }
+        guard demand.map({ $0.prefetch != .none && $0.tailFirst }) ?? options.playbackOrder, options.connections > 1 else {
+            return false
+        }
         if case .file(let path) = destination, !options.restart, FileSystem.exists(SideFiles(output: path).manifest) { return false }
         return true
     }

@@ -36,9 +36,14 @@ package final class ReaderDemand: Sendable {
     private let requested: Prefetch
     private let state = Mutex(State())
     let written: @Sendable (ByteRangeSet) -> Void
+    /// Whether the end of the file is fetched at once, beside its head: an MP4 whose index (`moov`) is at its
+    /// end plays only with it. Not for a stream's segments, which have none: for one smaller than the tail
+    /// asked for, the tail is its head again, sent twice.
+    let tailFirst: Bool
 
-    package init(prefetch: Prefetch, written: @escaping @Sendable (ByteRangeSet) -> Void) {
+    package init(prefetch: Prefetch, tailFirst: Bool = true, written: @escaping @Sendable (ByteRangeSet) -> Void) {
         requested = prefetch
+        self.tailFirst = tailFirst
         self.written = written
     }
 

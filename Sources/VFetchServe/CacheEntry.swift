@@ -14,6 +14,8 @@ import VFetchEngine
 /// its `StateMachine`'s; this class performs what the machine answers.
 final class CacheEntry: Sendable {
     let id: String
+    /// A segment of a playlist serve rewrote: it has no index at its end to fetch first (`ReaderDemand.tailFirst`).
+    let isSegment: Bool
     /// Where the download writes: `path.part`, with its manifest `path.vfetch`.
     let path: String
     private let options: DownloadOptions
@@ -55,10 +57,11 @@ final class CacheEntry: Sendable {
 
     init(
         id: String, url: String, path: String, options: DownloadOptions, prefetch: ReaderDemand.Prefetch,
-        maxBytes: Int64, disk: NIOThreadPool, downloadEnded: @escaping @Sendable () -> Void,
+        isSegment: Bool = false, maxBytes: Int64, disk: NIOThreadPool, downloadEnded: @escaping @Sendable () -> Void,
         grew: @escaping @Sendable (Int64) -> Void
     ) {
         self.id = id
+        self.isSegment = isSegment
         let settings = StateMachine<Opener, Waiter>.Settings(
             prefetch: prefetch, maxBytes: maxBytes, revalidateAfter: Self.revalidateAfter)
         state = Mutex(Locked(machine: StateMachine(url: url, settings: settings)))
@@ -233,7 +236,7 @@ final class CacheEntry: Sendable {
         options.overwrite = true
         options.publicAddressesOnly = options.publicAddressesOnly || fetch.publicOnly
         let version = fetch.version
-        let demand = ReaderDemand(prefetch: fetch.prefetch) { [weak self] written in
+        let demand = ReaderDemand(prefetch: fetch.prefetch, tailFirst: !isSegment) { [weak self] written in
             self?.landed(written, version: version)
         }
         for (reader, offset) in fetch.positions { demand.setPosition(offset, of: reader) }

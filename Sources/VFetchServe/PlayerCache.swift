@@ -65,13 +65,14 @@ package final class PlayerCache: Sendable {
     /// The entry for `key` (the URL unless the player gave one), made on first use; counts as an access.
     func entry(key: String, url: String) -> CacheEntry {
         let id = directory.touch(key: key, url: url)
+        let isSegment = lookahead.withLock { $0.isSegment(url) }
         let (entry, isNew) = entries.withLock { entries in
             if let entry = entries[id] { return (entry, false) }
             var options = settings.download
             options.privateOutput = true
             let entry = CacheEntry(
                 id: id, url: url, path: directory.entryPath(id), options: options, prefetch: settings.prefetch,
-                maxBytes: maxBytes, disk: disk,
+                isSegment: isSegment, maxBytes: maxBytes, disk: disk,
                 downloadEnded: { [weak self] in
                     guard let self else { return }
                     onDisk { self.trim() }

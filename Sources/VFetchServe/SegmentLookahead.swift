@@ -25,6 +25,8 @@ struct SegmentLookahead: Sendable {
     private(set) var bytes = 0
     /// Segment URLs in play order, by playlist URL.
     private var playlists: [String: [String]] = [:]
+    /// How many of `playlists` list each segment URL.
+    private var listings: [String: Int] = [:]
     /// Playlist URLs, least recently learned or read first.
     private var recent: [String] = []
     /// What was started ahead for each playlist's last read.
@@ -60,6 +62,7 @@ struct SegmentLookahead: Sendable {
         let size = Self.cost(segments)
         guard size <= maxBytes - maxBytes / 4 else { return }
         playlists[url] = segments
+        for segment in Set(segments) { listings[segment, default: 0] += 1 }
         ahead[url] = window
         playlistBytes += size
         use(url)
@@ -84,11 +87,14 @@ struct SegmentLookahead: Sendable {
         bytes = playlistBytes + masterBytes
     }
 
+    /// Whether a remembered playlist lists `url` as a segment.
+    func isSegment(_ url: String) -> Bool { listings[url] != nil }
+
     /// A player asked for `url`: the segments to start after it, and those fetched ahead before that
     /// it left behind. When `url` is not `whole` yet, the window waits for it (see `whole`).
     mutating func read(_ url: String, whole: Bool = true) -> Action {
         // The playlist most recently used that lists it (a segment may be in several).
-        guard let playlist = recent.last(where: { playlists[$0]?.contains(url) == true }),
+        guard isSegment(url), let playlist = recent.last(where: { playlists[$0]?.contains(url) == true }),
             let segments = playlists[playlist], let index = segments.firstIndex(of: url)
         else { return Action() }
         use(playlist)
@@ -120,7 +126,13 @@ struct SegmentLookahead: Sendable {
     }
 
     private mutating func forget(playlist url: String) {
-        if let segments = playlists.removeValue(forKey: url) { playlistBytes -= Self.cost(segments) }
+        if let segments = playlists.removeValue(forKey: url) {
+            playlistBytes -= Self.cost(segments)
+            for segment in Set(segments) {
+                listings[segment, default: 1] -= 1
+                if listings[segment] == 0 { listings[segment] = nil }
+            }
+        }
         recent.removeAll { $0 == url }
         ahead[url] = nil
         bytes = playlistBytes + masterBytes

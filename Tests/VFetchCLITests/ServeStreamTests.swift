@@ -59,6 +59,12 @@ struct ServeStreamTests {
             let played = try await Self.frames(server.media(origin.url("/s/" + fixture.entry)))
             #expect(played.errors.isEmpty, "\(played.errors)\n\(log(server).suffix(2000))")
             #expect(played.checksums == source.checksums)
+            // A media segment has no index at its end: none was asked for its tail (`Range: bytes=-N`), whose
+            // bytes a small segment's first answer sends again. (Init sections and keys, a few bytes, still are.)
+            let tails = origin.requests.filter {
+                $0.header("range")?.hasPrefix("bytes=-") == true && !$0.path.contains("init") && !$0.path.hasSuffix(".key")
+            }
+            #expect(tails.isEmpty, "\(tails.map { ($0.path, $0.header("range") ?? "") })")
             // Every request went through serve: the origin saw the playlist's parts asked for by serve's
             // cache, and the rewritten playlist names no origin URL outside a url= parameter.
             let playlist = try await run("/usr/bin/curl", ["-sf", server.media(origin.url("/s/" + fixture.entry))])

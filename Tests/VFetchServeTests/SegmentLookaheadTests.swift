@@ -75,6 +75,17 @@ struct SegmentLookaheadTests {
         #expect(lookahead.read("a0").start.isEmpty, "a is still known: its window was started")
         #expect(lookahead.read("c0").start == ["c1"])
     }
+
+    @Test func aSegmentIsKnownWhileAPlaylistListingItIsRemembered() {
+        var lookahead = SegmentLookahead(count: 1, maxPlaylists: 2)
+        lookahead.learned(playlist: "a", segments: ["s0", "a1"])
+        lookahead.learned(playlist: "b", segments: ["s0", "b1"])
+        #expect(lookahead.isSegment("s0") && lookahead.isSegment("a1") && !lookahead.isSegment("a"))
+        lookahead.learned(playlist: "c", segments: ["c0"])  // a goes
+        #expect(!lookahead.isSegment("a1") && lookahead.isSegment("s0"), "b still lists s0")
+        lookahead.learned(playlist: "b", segments: ["b1"])  // b again, without s0
+        #expect(!lookahead.isSegment("s0") && lookahead.isSegment("b1"))
+    }
 }
 
 struct SegmentLookaheadMemoryTests {
