@@ -1,6 +1,6 @@
 extension ContinuousClock.Instant {
     /// Seconds from this instant to now, as the engines' loops count time.
-    var secondsAgo: Double {
+    package var secondsAgo: Double {
         let elapsed = ContinuousClock.now - self
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }

@@ -347,7 +347,7 @@ package actor DownloadService {
         saving.async { [self] in
             let started = ContinuousClock.now
             guard let data = try? JSONEncoder().encode(queue) else { return }
-            let seconds = started.duration(to: .now) / .seconds(1)
+            let seconds = started.secondsAgo
             self.encodeSeconds.withLock { $0 = seconds }
             try? FileReplacement.write([UInt8](data), to: path)
         }
