@@ -25,6 +25,11 @@ public struct StreamFixture: Sendable {
         case hlsByteRange
         /// An HLS media playlist of MPEG-TS segments encrypted with AES-128-CBC (``key``, ``iv``).
         case hlsEncrypted
+        /// An HLS master playlist with one video variant (MPEG-TS, no audio), two audio renditions
+        /// (English at 440 Hz, the default, and German at 880 Hz) and an English WebVTT subtitle
+        /// rendition whose segments carry an `X-TIMESTAMP-MAP`, as Apple's segmenter writes them
+        /// (``subtitleCues``).
+        case hlsRenditions
         /// A DASH manifest with separate video and audio adaptation sets (`SegmentTemplate` with a
         /// `SegmentTimeline`), fragmented MP4 segments.
         case dash
@@ -47,6 +52,15 @@ public struct StreamFixture: Sendable {
         0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF,
     ]
 
+    /// The cues of ``Kind/hlsRenditions``' subtitles as they should play: start and end in seconds
+    /// from the start of the video, and text. The third spans two segments and is in both.
+    public static let subtitleCues: [(start: Double, end: Double, text: String)] = [
+        (0.5, 1.5, "first <i>cue</i>"), (2.25, 3, "second &amp; more"), (3.5, 4.5, "across"), (4.75, 5.5, "last"),
+    ]
+    /// The MPEG-TS time (90 kHz) of the media's start in ``Kind/hlsRenditions``: where `ffmpeg`'s MPEG-TS
+    /// muxer puts the first packet (1.4 s), as its subtitle segments' `X-TIMESTAMP-MAP` says.
+    public static let subtitleTimestampMap = 126_000
+
     public let kind: Kind
     /// The directory the fixture was made in; every path below is relative to it.
     public let directory: URL
@@ -67,6 +81,9 @@ public struct StreamFixture: Sendable {
         case .hlsVariants:
             entry = "master.m3u8"
             sources = Self.variantSizes.indices.map { "source-v\($0).mp4" }
+        case .hlsRenditions:
+            entry = "master.m3u8"
+            sources = ["source.mp4"]
         case .hlsFragmented, .hlsByteRange, .hlsEncrypted:
             entry = "index.m3u8"
             sources = ["source.mp4"]
@@ -104,6 +121,7 @@ public struct StreamFixture: Sendable {
         }
         // Not part of the stream, and it names a path of this machine.
         if kind == .hlsEncrypted { try FileManager.default.removeItem(atPath: fixture.path("keyinfo")) }
+        if kind == .hlsRenditions { try addSubtitles(to: fixture) }
         return fixture
     }
 
@@ -188,6 +206,17 @@ public struct StreamFixture: Sendable {
                     base + "index.m3u8",
                 ],
             ]
+        case .hlsRenditions:
+            // Two audio tracks, as two languages: two tones.
+            let encode =
+                lavfiSources + ["-f", "lavfi", "-i", "sine=frequency=880:sample_rate=48000:duration=\(duration)"]
+                + ["-map", "0:v", "-map", "1:a", "-map", "2:a"] + encoding + [base + "source.mp4"]
+            let cut =
+                ["-i", base + "source.mp4", "-map", "0:v", "-map", "0:a:0", "-map", "0:a:1", "-c", "copy"] + hls + [
+                    "-var_stream_map", "v:0,agroup:aud a:0,agroup:aud,language:en,default:yes a:1,agroup:aud,language:de",
+                    "-master_pl_name", "master.m3u8", "-hls_segment_filename", base + "r%v/segment%d.ts", base + "r%v/index.m3u8",
+                ]
+            return [encode, cut]
         case .dash:
             return [
                 encodeSource,
@@ -198,6 +227,44 @@ public struct StreamFixture: Sendable {
                 ],
             ]
         }
+    }
+
+    /// Writes ``Kind/hlsRenditions``' subtitle rendition (one WebVTT file per 2 s segment, each mapping
+    /// its segment's start as `LOCAL` to that time's MPEG-TS clock) and links it from the master
+    /// playlist ffmpeg wrote.
+    private static func addSubtitles(to fixture: StreamFixture) throws {
+        try FileManager.default.createDirectory(atPath: fixture.path("subs"), withIntermediateDirectories: true)
+        for (path, text) in subtitleFiles() {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: fixture.path(path)))
+        }
+        let master = try String(contentsOfFile: fixture.path("master.m3u8"), encoding: .utf8)
+        let linked =
+            master.replacingOccurrences(of: "AUDIO=\"group_aud\"", with: "AUDIO=\"group_aud\",SUBTITLES=\"subs\"")
+            + "#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"subs\",NAME=\"English\",LANGUAGE=\"en\",URI=\"subs/index.m3u8\"\n"
+        try Data(linked.utf8).write(to: URL(fileURLWithPath: fixture.path("master.m3u8")))
+    }
+
+    /// The subtitle playlist and segments of ``Kind/hlsRenditions`` by path.
+    static func subtitleFiles() -> [(String, String)] {
+        var playlist = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(segmentDuration)\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        var files: [(String, String)] = []
+        for segment in 0..<(duration / segmentDuration) {
+            let start = Double(segment * segmentDuration)
+            let ticks = subtitleTimestampMap + Int(start) * 90_000
+            var text = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:\(ticks),LOCAL:\(vttTime(start))\n"
+            for cue in subtitleCues where cue.end > start && cue.start < start + Double(segmentDuration) {
+                text += "\n\(vttTime(cue.start)) --> \(vttTime(cue.end))\n\(cue.text)\n"
+            }
+            files.append(("subs/segment\(segment).vtt", text))
+            playlist += "#EXTINF:\(segmentDuration).0,\nsegment\(segment).vtt\n"
+        }
+        return files + [("subs/index.m3u8", playlist + "#EXT-X-ENDLIST\n")]
+    }
+
+    /// `00:01.250`.
+    private static func vttTime(_ seconds: Double) -> String {
+        let millis = Int((seconds * 1000).rounded())
+        return String(format: "%02d:%02d.%03d", millis / 60_000, millis / 1000 % 60, millis % 1000)
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
@@ -256,6 +323,7 @@ private actor SharedStreamFixtures {
             StreamFixture.Kind.allCases.map {
                 $0.rawValue + StreamFixture.commands($0, in: "").map { $0.joined(separator: " ") }.joined(separator: "\n")
             }.joined(separator: "\n") + StreamFixture.hex(StreamFixture.key + StreamFixture.iv)
+            + StreamFixture.subtitleFiles().map { $0.0 + $0.1 }.joined()
         // FNV-1a: stable across runs, unlike `hashValue`.
         let hash = recipe.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         return NSTemporaryDirectory() + "vfetch-stream-fixtures-" + String(hash, radix: 16)

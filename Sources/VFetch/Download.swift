@@ -216,13 +216,30 @@ public final class Download: Sendable {
         let stream = StreamDownload(
             url: url, output: output, options: options, format: options.format, skipUnavailable: options.skipUnavailableSegments)
         let fetched = try await run(.stream(stream), events: stream.events) { () async throws(DownloadError) in try await stream.run() }
-        let tracks = fetched.tracks.filter { !$0.files.isEmpty }.map {
-            RemuxTrack(files: $0.files, streams: $0.kind == "audio" ? .audio : $0.kind == "subtitles" ? .subtitles : .all)
+        let saved = try StreamDownload.joiningSubtitles(of: fetched)
+        let inside = OutputContainer(path: output)?.holdsSubtitles ?? true
+        var tracks: [RemuxTrack] = []
+        var beside: [StreamDownloadSummary.Track] = []
+        for track in saved.tracks where !track.files.isEmpty {
+            if track.kind == "subtitles", !inside {
+                beside.append(track)
+                continue
+            }
+            let kinds: StreamKinds = track.kind == "audio" ? .audio : track.kind == "subtitles" ? .subtitles : .all
+            tracks.append(RemuxTrack(files: track.files, streams: kinds, language: track.language))
         }
-        let remuxed = await onOwnThread(named: "vfetch-remux") {
+        let remuxed = await onOwnThread(named: "vfetch-remux") { [tracks] in
             Result { () throws(MediaError) in try StreamRemuxer.remux(tracks: tracks, to: output) }
         }
-        if case .failure(let error) = remuxed { throw .badResponse("cannot remux the segments into \(output): \(error)") }
+        let start: Double
+        switch remuxed {
+        case .success(let seconds): start = seconds
+        case .failure(let error): throw .badResponse("cannot remux the segments into \(output): \(error)")
+        }
+        for track in beside {
+            let path = try StreamDownload.saveBeside(track, output: output, shift: -start, replacing: options.overwrite)
+            continuation.yield(.notice("subtitles saved beside the video (MPEG-TS holds none): \(path)"))
+        }
         if !options.keepSegments { StreamDownload.removeParts(of: fetched) }
         for gap in fetched.skipped { continuation.yield(.notice("left out (--skip-unavailable): \(gap)")) }
         let summary = DownloadSummary(

@@ -127,7 +127,7 @@ struct GetCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "HLS/DASH: which variant: best (default), worst, 720p, height<=720, bandwidth<=2M, codec=avc1, lang=en, id=ID; terms joined by commas all hold."
+            "HLS/DASH: which variant: best (default), worst, 720p, height<=720, bandwidth<=2M, codec=avc1, lang=en (repeat or lang=all for several audio tracks), sub=en or sub=all (subtitles), id=ID; terms joined by commas all hold."
     )
     var format: String?
 

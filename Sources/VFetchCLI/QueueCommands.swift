@@ -117,7 +117,7 @@ struct AddCommand: ParsableCommand {
     @Option(help: "Verify the finished file: sha256=HEX.")
     var checksum: String?
 
-    @Option(help: "HLS/DASH: which variant, as `vfetch get --format` takes it (best, 720p, height<=720, lang=en, …).")
+    @Option(help: "HLS/DASH: which variant, as `vfetch get --format` takes it (best, 720p, height<=720, lang=en, sub=en, …).")
     var format: String?
 
     @Option(help: "Another URL of the same file (repeatable; one URL only), as `vfetch get --mirror` takes it.")

@@ -24,6 +24,10 @@ package enum OutputContainer: String, Sendable, CaseIterable {
         }
     }
 
+    /// Whether subtitles go inside the file (WebVTT in Matroska and WebM, timed text in MP4); an MPEG-TS
+    /// output gets them beside it.
+    package var holdsSubtitles: Bool { self != .mpegts }
+
     /// libavformat's muxer.
     package var muxer: String { self == .m4a ? "ipod" : rawValue }
 

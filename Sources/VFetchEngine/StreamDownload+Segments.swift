@@ -112,7 +112,7 @@ extension StreamJob {
         let kept = Set(state.manifest.kept.map(\.fetch))
         let saved = tracks.indices.map { track in
             StreamDownloadSummary.Track(
-                id: tracks[track].id, kind: tracks[track].kind.rawValue,
+                id: tracks[track].id, kind: tracks[track].kind.rawValue, language: tracks[track].language,
                 files: list.tracks[track].filter(kept.contains).map(parts.path(of:)),
                 seconds: list.tracks[track].filter(kept.contains).reduce(0.0) { $0 + (list.segments[$1]?.duration ?? 0) })
         }

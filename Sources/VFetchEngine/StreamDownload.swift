@@ -70,6 +70,8 @@ public struct StreamDownloadSummary: Sendable, Equatable {
         public var id: String
         /// `video`, `audio`, `subtitles` or `muxed`.
         public var kind: String
+        /// BCP 47 language tag, as the playlist or manifest names it.
+        public var language: String?
         /// The track's init section (if any) and segments, in play order: together one stream file.
         public var files: [String]
         /// Media seconds in the kept segments.
@@ -177,7 +179,8 @@ final class StreamJob: @unchecked Sendable {
             let lists = try segmentLists(of: chosen, fetcher)
             // A playlist need not name its codecs; HLS segments without an init section are MPEG-TS.
             let codecs = zip(chosen, lists).flatMap { track, list in
-                track.codecs.isEmpty && catalog.format == .hls && list?.segments.first?.initialization == nil ? ["MPEG-TS"] : track.codecs
+                guard track.codecs.isEmpty, catalog.format == .hls, list?.segments.first?.initialization == nil else { return track.codecs }
+                return [track.kind == .subtitles ? "wvtt" : "MPEG-TS"]
             }
             if let problem = OutputContainer(path: output)?.problem(codecs: codecs) { throw DownloadError.formatUnavailable(problem) }
             return .success(try fetchSegments(of: chosen, lists: lists, fetcher))

@@ -81,6 +81,8 @@ private struct Symbols {
     let packetRescaleTimestamps: @convention(c) (UnsafeMutablePointer<AVPacket>?, AVRational, AVRational) -> Void
     let rescale: @convention(c) (Int64, AVRational, AVRational) -> Int64
     let dictionaryCopy: @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32
+    let dictionarySet: @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) -> Int32
+    let newPacket: @convention(c) (UnsafeMutablePointer<AVPacket>?, Int32) -> Int32
 
     /// nil when the libraries cannot be opened; `failure` says why.
     // Unsafe but safe: written only inside `Symbols()`, which runs once, while the lazy `loaded` is set
@@ -162,7 +164,12 @@ private struct Symbols {
                 "av_packet_rescale_ts", as: (@convention(c) (UnsafeMutablePointer<AVPacket>?, AVRational, AVRational) -> Void).self),
             let rescale = symbol("av_rescale_q", as: (@convention(c) (Int64, AVRational, AVRational) -> Int64).self),
             let dictionaryCopy = symbol(
-                "av_dict_copy", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32).self)
+                "av_dict_copy", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, Int32) -> Int32).self),
+            let dictionarySet = symbol(
+                "av_dict_set",
+                as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) -> Int32)
+                    .self),
+            let newPacket = symbol("av_new_packet", as: (@convention(c) (UnsafeMutablePointer<AVPacket>?, Int32) -> Int32).self)
         else { return nil }
         (self.logSetLevel, self.strerror, self.malloc, self.free, self.freep) = (logSetLevel, strerror, malloc, free, freep)
         (self.strdup, self.probeInputBuffer) = (strdup, probeInputBuffer)
@@ -178,6 +185,7 @@ private struct Symbols {
         (self.writeHeader, self.interleavedWriteFrame, self.writeTrailer) = (writeHeader, interleavedWriteFrame, writeTrailer)
         (self.packetAlloc, self.packetFree, self.packetUnref) = (packetAlloc, packetFree, packetUnref)
         (self.packetRescaleTimestamps, self.rescale, self.dictionaryCopy) = (packetRescaleTimestamps, rescale, dictionaryCopy)
+        (self.dictionarySet, self.newPacket) = (dictionarySet, newPacket)
         logSetLevel(AV_LOG_QUIET)  // libavformat logs to stderr by default, over vfetch's progress display
         // Demuxers, and the decoders `avformat_find_stream_info` opens, size some buffers by what
         // the bytes declare (a box's stated length, a frame of the dimensions a stream claims), up
@@ -463,7 +471,32 @@ enum LibAV {
         _ = Symbols.loaded?.dictionaryCopy(destination, source, 0)
     }
 
+    /// Sets `key` to `value` in a dictionary (a stream's metadata). The corresponding call is `av_dict_set`.
+    static func setEntry(_ key: String, to value: String, in dictionary: UnsafeMutablePointer<OpaquePointer?>) {
+        _ = Symbols.loaded?.dictionarySet(dictionary, key, value, 0)
+    }
+
+    /// A copy of `bytes` in libavutil's memory, zero-padded as codec parameters' `extradata` must be.
+    static func allocateExtradata(_ bytes: [UInt8]) -> UnsafeMutablePointer<UInt8>? {
+        guard let memory = Symbols.loaded?.malloc(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { return nil }
+        memory.initializeMemory(as: UInt8.self, repeating: 0, count: bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))
+        memory.copyMemory(from: bytes, byteCount: bytes.count)
+        return memory.assumingMemoryBound(to: UInt8.self)
+    }
+
     // MARK: Packets and timestamps
+
+    /// Gives the packet `bytes` as its data, keeping its timestamps, stream and flags (its side data
+    /// goes). The corresponding calls are `av_packet_unref` and `av_new_packet`.
+    static func replaceData(of packet: UnsafeMutablePointer<AVPacket>, with bytes: [UInt8]) throws(AVFormatError) {
+        let kept = packet.pointee
+        unrefPacket(packet)
+        let code = Symbols.loaded?.newPacket(packet, Int32(bytes.count)) ?? error(ENOSYS)
+        if code < 0 { throw AVFormatError(code: code, call: "av_new_packet") }
+        if !bytes.isEmpty { packet.pointee.data.update(from: bytes, count: bytes.count) }
+        (packet.pointee.pts, packet.pointee.dts, packet.pointee.duration) = (kept.pts, kept.dts, kept.duration)
+        (packet.pointee.stream_index, packet.pointee.flags, packet.pointee.pos) = (kept.stream_index, kept.flags, kept.pos)
+    }
 
     /// The corresponding call is `av_packet_alloc`.
     static func allocatePacket() -> UnsafeMutablePointer<AVPacket>? { Symbols.loaded?.packetAlloc() }

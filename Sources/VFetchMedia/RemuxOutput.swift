@@ -173,6 +173,26 @@ final class OutputFormatContext {
         return stream
     }
 
+    /// MP4, QuickTime or iPod MP4: the containers whose languages are ISO 639-2/T and whose subtitles are `mov_text`.
+    var isMP4: Bool {
+        let name = String(cString: format.pointee.name)
+        return name == "mp4" || name == "mov" || name == "ipod"
+    }
+
+    /// Turns a stream added by copying a WebVTT stream into a `mov_text` one; its packets must then be
+    /// converted (`MovText.sample(fromWebVTT:)`).
+    func makeMovText(_ stream: UnsafeMutablePointer<AVStream>) throws(AVFormatError) {
+        let parameters = stream.pointee.codecpar!
+        guard let extradata = LibAV.allocateExtradata(MovText.sampleDescription) else {
+            throw AVFormatError(code: LibAV.error(ENOMEM), call: "av_malloc")
+        }
+        LibAV.free(parameters.pointee.extradata)
+        parameters.pointee.extradata = extradata
+        parameters.pointee.extradata_size = Int32(MovText.sampleDescription.count)
+        parameters.pointee.codec_id = AV_CODEC_ID_MOV_TEXT
+        parameters.pointee.codec_tag = 0
+    }
+
     /// Whether this container can hold `codec`: false only when the muxer says it cannot.
     /// The corresponding call is `avformat_query_codec`.
     func canHold(_ codec: AVCodecID) -> Bool {

@@ -7,10 +7,14 @@ public struct RemuxTrack: Sendable, Equatable {
     /// Which streams of the track to keep. A kind the track does not have is an error, except
     /// within `.all`.
     public var streams: StreamKinds
+    /// The track's language as the playlist names it (BCP 47, `en`, `pt-BR`), written on each of its
+    /// streams as the container writes languages (`eng`, `por`); nil leaves what the files say.
+    public var language: String?
 
-    public init(files: [String], streams: StreamKinds = .all) {
+    public init(files: [String], streams: StreamKinds = .all, language: String? = nil) {
         self.files = files
         self.streams = streams
+        self.language = language
     }
 }
 

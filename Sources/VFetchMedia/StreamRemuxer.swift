@@ -28,7 +28,11 @@ public enum StreamRemuxer {
     /// error nothing is left at either name. Throws `.invalidData` for files that are not
     /// readable media and `.cannotWrite` for an output that cannot be written or a codec the
     /// container cannot hold.
-    public static func remux(tracks: [RemuxTrack], to output: String) throws(MediaError) {
+    ///
+    /// Returns the seconds taken from every timestamp so the output starts at zero: what a file kept
+    /// beside it (subtitles) must be moved by to stay in step.
+    @discardableResult
+    public static func remux(tracks: [RemuxTrack], to output: String) throws(MediaError) -> Double {
         guard !tracks.isEmpty else { throw .invalidData("nothing to remux: no tracks") }
         _ = LibAV.silenced
         if let unavailable = LibAV.unavailable { throw .invalidData(unavailable) }
@@ -46,7 +50,7 @@ public enum StreamRemuxer {
         } catch {
             throw .cannotWrite("\(output): \(error)")
         }
-        try addStreams(from: inputs, to: context, formatName: formatName, output: output)
+        let start = try addStreams(from: inputs, to: context, formatName: formatName, output: output)
         do {
             try context.writeHeader()
         } catch {
@@ -61,6 +65,7 @@ public enum StreamRemuxer {
         }
         if let code = file.writeError { throw .cannotWrite("\(output): \(Errno(rawValue: code))") }
         try file.commit()
+        return Double(start) / 1e6
     }
 
     /// The muxer for an output path's extension (case-insensitive, see `OutputContainer`): `mp4` for
@@ -70,14 +75,17 @@ public enum StreamRemuxer {
     /// Adds an output stream for every kept input stream, refusing codecs the container cannot
     /// hold (subtitles in a track that keeps other kinds too are left out instead), and moves
     /// every track's timestamps so the earliest stream starts at zero, keeping the tracks in sync.
+    /// Returns that earliest start, in microseconds.
     private static func addStreams(
         from inputs: [RemuxInput], to context: OutputFormatContext, formatName: String, output: String
-    ) throws(MediaError) {
+    ) throws(MediaError) -> Int64 {
         var earliest: Int64?
         for input in inputs {
             for (stream, kind) in try input.keptStreams() {
                 let codec = stream.pointee.codecpar.pointee.codec_id
-                guard context.canHold(codec) else {
+                // MP4 holds no WebVTT: its cues become timed text, as `ffmpeg -c:s mov_text` makes them.
+                let toMovText = codec == AV_CODEC_ID_WEBVTT && !context.canHold(codec) && context.canHold(AV_CODEC_ID_MOV_TEXT)
+                guard toMovText || context.canHold(codec) else {
                     if kind == .subtitles, input.streams != .subtitles {
                         stream.pointee.discard = AVDISCARD_ALL
                         continue
@@ -91,10 +99,14 @@ public enum StreamRemuxer {
                 let added: UnsafeMutablePointer<AVStream>
                 do {
                     added = try context.addStream(copying: stream)
+                    if toMovText { try context.makeMovText(added) }
                 } catch {
                     throw .cannotWrite("\(output): \(error)")
                 }
-                input.route(stream, to: added.pointee.index, isVideo: kind == .video)
+                if let language = input.language.flatMap({ LanguageCode.iso639_2($0, bibliographic: !context.isMP4) }) {
+                    LibAV.setEntry("language", to: language, in: &added.pointee.metadata)
+                }
+                input.route(stream, to: added.pointee.index, isVideo: kind == .video, toMovText: toMovText)
                 let start = stream.pointee.start_time
                 if start != LibAV.noTimestamp {
                     let microseconds = LibAV.rescale(start, from: stream.pointee.time_base, to: microsecond)
@@ -104,6 +116,7 @@ public enum StreamRemuxer {
         }
         guard !context.streams.isEmpty else { throw .invalidData("no stream to keep") }
         for input in inputs { input.offset = -(earliest ?? 0) }
+        return earliest ?? 0
     }
 
     /// Reads every track to its end and hands each packet to the muxer, always the one of the
@@ -123,6 +136,7 @@ public enum StreamRemuxer {
                 continue
             }
             do {
+                try next.convertToMovText()
                 try context.write(next.packet)
             } catch {
                 throw failure(error, file: file, what: "cannot write a packet of track \(next.number)")
@@ -148,6 +162,8 @@ final class RemuxInput {
     /// 1-based, for messages.
     let number: Int
     let streams: StreamKinds
+    /// The track's language (BCP 47), written on each of its streams.
+    let language: String?
     let chain: SegmentChain
     let context: FormatContext
     /// The packet read last, until it is written or dropped.
@@ -160,6 +176,8 @@ final class RemuxInput {
     var offset: Int64 = 0
     /// The kept streams by input stream index.
     private var routes: [Int32: RemuxRoute] = [:]
+    /// The output streams whose WebVTT cues are written as `mov_text` samples.
+    private var movTextOutputs: Set<Int32> = []
 
     /// A jump of the clock by more than this between packets (microseconds) is a discontinuity,
     /// in containers whose clock may jump (MPEG-TS): ffmpeg's `-dts_delta_threshold`.
@@ -169,6 +187,7 @@ final class RemuxInput {
     init(track: RemuxTrack, number: Int) throws(MediaError) {
         self.number = number
         streams = track.streams
+        language = track.language
         do {
             chain = try SegmentChain(paths: track.files)
             try chain.checkFraming()
@@ -234,7 +253,8 @@ final class RemuxInput {
     }
 
     /// Sends the packets of input stream `stream` to output stream `output`.
-    func route(_ stream: UnsafeMutablePointer<AVStream>, to output: Int32, isVideo: Bool) {
+    func route(_ stream: UnsafeMutablePointer<AVStream>, to output: Int32, isVideo: Bool, toMovText: Bool = false) {
+        if toMovText { movTextOutputs.insert(output) }
         routes[stream.pointee.index] = RemuxRoute(
             output: output, inputTimeBase: stream.pointee.time_base, outputTimeBase: stream.pointee.time_base,
             isVideo: isVideo)
@@ -344,6 +364,14 @@ final class RemuxInput {
         raw.pointee.pos = -1
         packetsWritten += 1
         return true
+    }
+
+    /// Rewrites the held, prepared packet's WebVTT cue as a `mov_text` sample when its output stream is one.
+    func convertToMovText() throws(AVFormatError) {
+        let raw = packet.raw
+        guard movTextOutputs.contains(raw.pointee.stream_index) else { return }
+        let cue = raw.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(raw.pointee.size))) } ?? []
+        try LibAV.replaceData(of: raw, with: MovText.sample(fromWebVTT: cue))
     }
 
     /// Releases the held packet unwritten.

@@ -18,3 +18,22 @@ struct OutputContainerTests {
         #expect(OutputContainer.mp4.problem(codecs: ["avc1.64001f", "vp09.00.10.08"]) == nil)
     }
 }
+
+@Suite struct LanguageCodeTests {
+    @Test func playlistTagsBecomeTheThreeLetterCodesContainersHold() {
+        #expect(LanguageCode.iso639_2("en", bibliographic: false) == "eng")
+        #expect(LanguageCode.iso639_2("de-DE", bibliographic: false) == "deu")
+        #expect(LanguageCode.iso639_2("de", bibliographic: true) == "ger")
+        #expect(LanguageCode.iso639_2("ZH-Hant", bibliographic: true) == "chi")
+        // Three letters stay, in the form asked for where the two differ.
+        #expect(LanguageCode.iso639_2("fre", bibliographic: false) == "fra")
+        #expect(LanguageCode.iso639_2("fra", bibliographic: true) == "fre")
+        #expect(LanguageCode.iso639_2("yue", bibliographic: false) == "yue")
+        // Unknown two-letter tags and anything not a language are left out, never written half-right.
+        #expect(LanguageCode.iso639_2("xx", bibliographic: false) == nil)
+        #expect(LanguageCode.iso639_2("e1", bibliographic: false) == nil)
+        #expect(LanguageCode.iso639_2("", bibliographic: true) == nil)
+        #expect(OutputContainer(path: "a.ts")?.holdsSubtitles == false)
+        #expect(OutputContainer(path: "a.mkv")?.holdsSubtitles == true)
+    }
+}

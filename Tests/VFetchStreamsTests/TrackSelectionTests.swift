@@ -49,6 +49,29 @@ import Testing
         #expect(try ids("V0,SUBTITLES/subs/English") == ["v0", "SUBTITLES/subs/English"])
     }
 
+    @Test func severalAudioLanguagesAndSubtitlesAreChosenByLanguage() throws {
+        #expect(try ids("lang=de,lang=en") == ["v1", "AUDIO/aac/Deutsch", "AUDIO/aac/English"])
+        // Every audio track of the variant's group, never another group's.
+        #expect(try ids("lang=all") == ["v1", "AUDIO/aac/English", "AUDIO/aac/Deutsch"])
+        #expect(try ids("720p,sub=en") == ["v2", "AUDIO/aac/English", "SUBTITLES/subs/English"])
+        #expect(try ids("sub=all,lang=de") == ["v1", "AUDIO/aac/Deutsch", "SUBTITLES/subs/English"])
+        // Two terms naming one track keep it once.
+        #expect(try ids("lang=en,lang=e") == ["v1", "AUDIO/aac/English"])
+        #expect(throws: StreamParseError.self) { try ids("lang=en,lang=fr") }
+        #expect(throws: StreamParseError.self) { try ids("sub=de") }
+    }
+
+    @Test func anHLSVariantTakesSubtitlesOfItsOwnGroupOnly() throws {
+        let catalog = StreamCatalog(
+            format: .hls,
+            tracks: [
+                StreamTrack(id: "v0", kind: .video, bandwidth: 1, subtitleGroup: "a", segments: Self.playlist("v0")),
+                StreamTrack(id: "SUBTITLES/b/en", kind: .subtitles, language: "en", subtitleGroup: "b", segments: Self.playlist("b")),
+                StreamTrack(id: "SUBTITLES/a/en", kind: .subtitles, language: "en", subtitleGroup: "a", segments: Self.playlist("a")),
+            ])
+        #expect(try TrackSelection("sub=en").tracks(of: catalog).map(\.id) == ["v0", "SUBTITLES/a/en"])
+    }
+
     @Test func aSelectorNothingMatchesNamesTheTracks() {
         #expect(throws: StreamParseError.self) { try ids("height>2000") }
         #expect(throws: StreamParseError.self) { try ids("lang=fr") }

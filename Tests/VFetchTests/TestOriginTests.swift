@@ -400,6 +400,11 @@ import Testing
                         ["RESOLUTION=320x180", "v0/index.m3u8", "v2/index.m3u8"],
                         [("v0/index.m3u8", "application/vnd.apple.mpegurl"), ("v1/segment0.ts", "video/mp2t")]
                     )
+                case .hlsRenditions:
+                    (
+                        ["AUDIO=\"group_aud\",SUBTITLES=\"subs\"", "LANGUAGE=\"de\"", "TYPE=SUBTITLES", "subs/index.m3u8"],
+                        [("r2/segment0.ts", "video/mp2t"), ("subs/segment1.vtt", "text/vtt")]
+                    )
                 case .hlsFragmented:
                     (["#EXT-X-MAP:URI=\"init.mp4\"", "segment2.m4s"], [("init.mp4", "video/mp4"), ("segment0.m4s", "video/mp4")])
                 case .hlsByteRange: (["#EXT-X-BYTERANGE:", "stream.ts"], [("stream.ts", "video/mp2t")])
