@@ -19,28 +19,46 @@ struct FetchList {
         tracks = Array(repeating: [], count: trackCount)
         trackSeconds = Array(repeating: 0, count: trackCount)
         lastInit = Array(repeating: nil, count: trackCount)
+        takenInParts = Array(repeating: [], count: trackCount)
     }
 
-    /// Adds the segments of `track` not yet in the list (a live reload repeats the ones it had).
+    /// LL-HLS, per track: the segments taken as parts while they were written, whose later parts are taken
+    /// too, never the whole segment again.
+    private var takenInParts: [Set<Int>]
+
+    /// Adds the segments of `track` not yet in the list (a live reload repeats the ones it had), then the
+    /// parts of the segment still being written.
     mutating func append(_ list: SegmentList, track: Int) throws(DownloadError) {
-        for segment in list.segments where !seen.contains(segment.resource) {
-            for case .unsupported(let name) in [segment.encryption, segment.initializationEncryption] {
-                throw .unsupportedStream("encrypted with \(name), which vfetch cannot decrypt (DRM)")
+        for segment in list.segments {
+            if takenInParts[track].contains(segment.sequence) {
+                for part in segment.parts where !seen.contains(part.resource) { try add(part, track: track) }
+            } else if !seen.contains(segment.resource) {
+                try add(segment, track: track)
             }
-            seen.insert(segment.resource)
-            if let initialization = segment.initialization, initialization != lastInit[track] {
-                lastInit[track] = initialization
-                if segment.initializationEncryption != .none {
-                    initializationEncryption[resources.count] = segment.initializationEncryption
-                }
-                tracks[track].append(resources.count)
-                resources.append(initialization)
-            }
-            segments[resources.count] = segment
-            tracks[track].append(resources.count)
-            resources.append(segment.resource)
-            trackSeconds[track] += segment.duration
         }
+        for part in list.partial where !seen.contains(part.resource) {
+            takenInParts[track].insert(part.sequence)
+            try add(part, track: track)
+        }
+    }
+
+    private mutating func add(_ segment: MediaSegment, track: Int) throws(DownloadError) {
+        for case .unsupported(let name) in [segment.encryption, segment.initializationEncryption] {
+            throw .unsupportedStream("encrypted with \(name), which vfetch cannot decrypt (DRM)")
+        }
+        seen.insert(segment.resource)
+        if let initialization = segment.initialization, initialization != lastInit[track] {
+            lastInit[track] = initialization
+            if segment.initializationEncryption != .none {
+                initializationEncryption[resources.count] = segment.initializationEncryption
+            }
+            tracks[track].append(resources.count)
+            resources.append(initialization)
+        }
+        segments[resources.count] = segment
+        tracks[track].append(resources.count)
+        resources.append(segment.resource)
+        trackSeconds[track] += segment.duration
     }
 
     /// How fetch `fetch` is encrypted, and the sequence number that is its IV when its key gives none.

@@ -13,6 +13,10 @@ import Foundation
 /// is not written yet is dropped; an IPTV `#EXTINF:-1 tvg-id="…",Name` is an entry of unknown length;
 /// `EXT-X-MEDIA-SEQUENCE` may be negative. Strict where it is not: a URI that has a segment's tags but
 /// no `EXTINF`, two `EXTINF`s in a row, a finished list that ends in an `EXTINF`.
+///
+/// LL-HLS: the `EXT-X-PART`s before a segment's URI are its parts; those after the last URI are the
+/// parts of the segment still being written (`SegmentList.partial`). Preload hints, rendition reports
+/// and server control say nothing a recording needs.
 struct HLSMediaPlaylistReader {
     let url: URL
     private var segments: [MediaSegment] = []
@@ -30,6 +34,10 @@ struct HLSMediaPlaylistReader {
     private var pendingGap = false
     /// A tag of the next segment's own came (BYTERANGE, GAP, DISCONTINUITY): a URI now is that segment.
     private var pendingSegmentTag = false
+    /// `EXT-X-PART`s since the last URI line: the next segment's parts.
+    private var pendingParts: [MediaSegment] = []
+    /// Where the last part's byte range of each resource ended, for a part's `BYTERANGE` without an offset.
+    private var partRangeEnds: [URL: Int64] = [:]
     /// The first line that looked like a URI but followed no `EXTINF`, for the error of a list with no segments.
     private var strayLine: Int?
     private var gapSeconds = 0.0
@@ -93,6 +101,8 @@ struct HLSMediaPlaylistReader {
             pendingSegmentTag = true
         case .tag("EXT-X-ENDLIST", _):
             hasEndList = true
+        case .tag("EXT-X-PART", let value):
+            try readPart(HLSAttributes(value), line: number)
         case .tag("EXT-X-PLAYLIST-TYPE", let value):
             isVOD = value == "VOD"
         case .tag("EXT-X-MAP", let value):
@@ -144,7 +154,12 @@ struct HLSMediaPlaylistReader {
         var list = SegmentList(
             segments: segments, isComplete: hasEndList || isVOD, targetDuration: targetDuration, gapSeconds: gapSeconds,
             hasUnknownDuration: hasUnknownDuration)
-        for index in list.segments.indices { list.segments[index].sequence += mediaSequence.value }
+        if !list.isComplete { list.partial = pendingParts }
+        for index in list.segments.indices {
+            list.segments[index].sequence += mediaSequence.value
+            for part in list.segments[index].parts.indices { list.segments[index].parts[part].sequence += mediaSequence.value }
+        }
+        for index in list.partial.indices { list.partial[index].sequence += mediaSequence.value }
         return list
     }
 
@@ -185,17 +200,45 @@ struct HLSMediaPlaylistReader {
                     resource: MediaResource(url: resource, byteRange: byteRange), duration: max(0, duration.seconds),
                     sequence: position, initialization: initialization, initializationEncryption: initializationEncryption,
                     encryption: encryption,
-                    discontinuity: pendingDiscontinuity
+                    discontinuity: pendingDiscontinuity, parts: pendingParts
                 )
             )
             pendingDiscontinuity = false
         }
+        pendingParts = []
         position += 1
         pendingDuration = nil
         pendingByteRange = nil
         pendingGap = false
         pendingSegmentTag = false
         segmentSinceKey = true
+    }
+
+    /// `EXT-X-PART:DURATION=…,URI=…[,BYTERANGE=…][,GAP=YES]`: a part of the next segment. The parts of an
+    /// encrypted segment are not kept: AES-128-CBC runs across the whole segment, which is fetched instead.
+    private mutating func readPart(_ attributes: HLSAttributes, line: Int) throws(StreamParseError) {
+        guard let uri = attributes["URI"], let text = attributes["DURATION"] else {
+            throw HLSPlaylist.failure(line, "#EXT-X-PART needs a URI and a DURATION")
+        }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+            throw HLSPlaylist.failure(line, "#EXT-X-PART duration \"\(text.prefix(40))\" is not a non-negative number")
+        }
+        guard budget.takeSegments(1) else { throw HLSPlaylist.failure(line, "more than \(budget.maxSegments) segments") }
+        let resource = try resolve(uri, line: line)
+        var byteRange: Range<Int64>?
+        if let text = attributes["BYTERANGE"] {
+            guard let range = Self.byteRange(text), let start = range.offset ?? partRangeEnds[resource],
+                case (let end, false) = start.addingReportingOverflow(range.length)
+            else { throw Self.badByteRange(text, line: line) }
+            byteRange = start..<end
+            partRangeEnds[resource] = end
+        }
+        guard attributes["GAP"] != "YES", encryption == .none else { return }
+        pendingParts.append(
+            MediaSegment(
+                resource: MediaResource(url: resource, byteRange: byteRange), duration: seconds, sequence: position,
+                initialization: initialization, initializationEncryption: initializationEncryption,
+                discontinuity: pendingDiscontinuity && pendingParts.isEmpty))
     }
 
     private mutating func resolve(_ uri: Substring, line: Int) throws(StreamParseError) -> URL {

@@ -153,6 +153,10 @@ package struct SegmentList: Sendable, Equatable {
     package var gapSeconds: Double
     /// Some entry's length is unknown (an IPTV `#EXTINF:-1`): its segment counts 0 seconds.
     package var hasUnknownDuration: Bool
+    /// LL-HLS: the parts of the segment still being written (`EXT-X-PART` after the last segment), each
+    /// with that segment's sequence number. A recording takes them as they appear, and then the rest of
+    /// that segment's parts, never the whole segment again.
+    package var partial: [MediaSegment] = []
 
     package init(
         segments: [MediaSegment], isComplete: Bool, targetDuration: Double? = nil, gapSeconds: Double = 0,
@@ -199,10 +203,14 @@ package struct MediaSegment: Sendable, Equatable {
     package var encryption: SegmentEncryption
     /// `EXT-X-DISCONTINUITY` before this segment: timestamps or encoding change here.
     package var discontinuity: Bool
+    /// LL-HLS: the parts the segment was published in (`EXT-X-PART` before its `EXTINF`), which together
+    /// are its bytes; empty for a segment listed without them.
+    package var parts: [MediaSegment] = []
 
     package init(
         resource: MediaResource, duration: Double, sequence: Int, initialization: MediaResource? = nil,
-        initializationEncryption: SegmentEncryption = .none, encryption: SegmentEncryption = .none, discontinuity: Bool = false
+        initializationEncryption: SegmentEncryption = .none, encryption: SegmentEncryption = .none, discontinuity: Bool = false,
+        parts: [MediaSegment] = []
     ) {
         self.resource = resource
         self.duration = duration
@@ -211,6 +219,7 @@ package struct MediaSegment: Sendable, Equatable {
         self.initializationEncryption = initializationEncryption
         self.encryption = encryption
         self.discontinuity = discontinuity
+        self.parts = parts
     }
 }
 

@@ -465,6 +465,68 @@ struct LiveStreamTests {
         }
     }
 
+    /// An LL-HLS window of MPEG-TS `segments` (name and size): the `whole` ones, each in `parted` listed as its
+    /// two halves (`EXT-X-PART` byte ranges, cut between 188-byte packets) before its `EXTINF`, then the first
+    /// `underWay.parts` halves of the segment still being written.
+    static func lowLatencyWindow(
+        _ segments: [(name: String, size: Int)], whole: ClosedRange<Int>, parted: Set<Int>, underWay: (segment: Int, parts: Int)
+    ) -> [UInt8] {
+        var text = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:1\n#EXT-X-PART-INF:PART-TARGET=1.0\n#EXT-X-MEDIA-SEQUENCE:0\n"
+        func part(_ segment: Int, _ half: Int) -> String {
+            let (name, size) = segments[segment]
+            let first = size / 188 / 2 * 188
+            return "#EXT-X-PART:DURATION=1.0,URI=\"\(name)\",BYTERANGE=" + (half == 0 ? "\(first)@0" : "\(size - first)") + "\n"
+        }
+        for segment in whole {
+            if parted.contains(segment) { text += part(segment, 0) + part(segment, 1) }
+            text += "#EXTINF:2.0,\n\(segments[segment].name)\n"
+        }
+        for half in 0..<underWay.parts { text += part(underWay.segment, half) }
+        return Array(text.utf8)
+    }
+
+    @Test func aLowLatencyRecordingTakesEachPartOnceAndKeepsTheSegmentUnderWay() async throws {
+        let fixture = try await StreamFixture.shared(.hlsVariants)
+        let names = try Self.segmentNames(of: fixture)
+        let segments = try names.map {
+            ($0, try #require(try FileManager.default.attributesOfItem(atPath: fixture.path($0))[.size] as? Int))
+        }
+        let gets: @Sendable (Int, TestOrigin) -> Int = { segment, origin in
+            origin.requests.filter { $0.method == "GET" && $0.path.hasSuffix(names[segment]) }.count
+        }
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            // Segment 0 whole, and the first half of segment 1 written so far.
+            Self.publishLive(origin, Self.lowLatencyWindow(segments, whole: 0...0, parted: [], underWay: (1, 1)))
+            let grow = Task {
+                try await Self.waitUntil { gets(1, origin) >= 1 }
+                // Segment 1 finished (its parts listed before it), and segment 2 written whole in parts but not yet listed.
+                origin.replace("/s/live.m3u8", with: Self.lowLatencyWindow(segments, whole: 0...1, parted: [1], underWay: (2, 2)))
+            }
+            let output = directory + "/live.mp4"
+            let readsOnceAsked = Mutex<Int?>(nil)
+            let result = try await vfetch(
+                ["get", origin.url("/s/live.m3u8"), "-o", output],
+                interruptWhen: {
+                    // Ctrl-C once both halves of segment 2 were asked for and the playlist read again after.
+                    let reads = Self.playlistReads(origin)
+                    guard gets(2, origin) >= 2 else { return false }
+                    let first = readsOnceAsked.withLock { asked -> Int in
+                        let first = asked ?? reads
+                        asked = first
+                        return first
+                    }
+                    return reads > first
+                })
+            try await grow.value
+            #expect(result.status == 0, "\(result.standardError)")
+            // Every frame once: segment 1 from its two parts (never again whole), segment 2 from the parts under way.
+            #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
+            let counts: [Int] = [gets(0, origin), gets(1, origin), gets(2, origin)]
+            #expect(counts == [1, 2, 2])
+        }
+    }
+
     @Test func aTargetDurationOfZeroIsReadOnceASecondAtMostAndCtrlCSavesTheRecording() async throws {
         let fixture = try await StreamFixture.shared(.hlsVariants)
         let names = try Self.segmentNames(of: fixture)
