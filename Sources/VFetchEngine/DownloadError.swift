@@ -87,6 +87,11 @@ public enum DownloadError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// What a failure to write the output (or a side file) means to the user: a full disk has its
     /// own case and exit code; anything else cannot be written, and says why.
+    /// A stream encrypted with `name` (a DRM system, SAMPLE-AES), which vfetch cannot decrypt.
+    package static func drm(_ name: String) -> DownloadError {
+        .unsupportedStream("encrypted with \(name), which vfetch cannot decrypt (DRM)")
+    }
+
     package static func forOutput(_ error: FileSystemError) -> DownloadError {
         switch error {
         case .noSpace(let path, _): .diskFull(path)

@@ -43,9 +43,7 @@ struct FetchList {
     }
 
     private mutating func add(_ segment: MediaSegment, track: Int) throws(DownloadError) {
-        for case .unsupported(let name) in [segment.encryption, segment.initializationEncryption] {
-            throw .unsupportedStream("encrypted with \(name), which vfetch cannot decrypt (DRM)")
-        }
+        for case .unsupported(let name) in [segment.encryption, segment.initializationEncryption] { throw .drm(name) }
         seen.insert(segment.resource)
         if let initialization = segment.initialization, initialization != lastInit[track] {
             lastInit[track] = initialization

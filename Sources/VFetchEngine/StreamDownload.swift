@@ -176,6 +176,8 @@ final class StreamJob: @unchecked Sendable {
                 throw DownloadError.formatUnavailable(error.description)
             }
             events?.yield(.notice("format: " + chosen.map(\.summary).joined(separator: " + ")))
+            // A master's EXT-X-SESSION-KEY (or a DASH ContentProtection) names DRM before any media playlist is read.
+            for case .unsupported(let name) in chosen.map(\.encryption) { throw DownloadError.drm(name) }
             let lists = try segmentLists(of: chosen, fetcher)
             // A playlist need not name its codecs; HLS segments without an init section are MPEG-TS.
             let codecs = zip(chosen, lists).flatMap { track, list in
@@ -217,7 +219,7 @@ final class StreamJob: @unchecked Sendable {
                     StreamCatalogInfo.Track(
                         id: track.id, kind: track.kind.rawValue, bandwidth: track.bandwidth, width: track.width, height: track.height,
                         codecs: track.codecs, language: track.language, name: track.name, segments: list?.segments.count,
-                        seconds: list?.duration, encryption: list.map(Self.encryption) ?? "none", problem: problem))
+                        seconds: list?.duration, encryption: list.map(Self.encryption) ?? Self.name(track.encryption), problem: problem))
                 if let seconds = list?.duration { longest = max(longest ?? seconds, seconds) }
             }
             if let firstError, !anyRead { throw firstError }
@@ -231,14 +233,16 @@ final class StreamJob: @unchecked Sendable {
     }
 
     static func encryption(of list: SegmentList) -> String {
-        for segment in list.segments {
-            switch segment.encryption {
-            case .none: continue
-            case .aes128: return "AES-128"
-            case .unsupported(let name): return name
-            }
+        Self.name(list.segments.lazy.map(\.encryption).first { $0 != .none } ?? .none)
+    }
+
+    /// `none`, `AES-128`, or the DRM system, as `info` shows a track's encryption.
+    static func name(_ encryption: SegmentEncryption) -> String {
+        switch encryption {
+        case .none: "none"
+        case .aes128: "AES-128"
+        case .unsupported(let name): name
         }
-        return "none"
     }
 
     // MARK: - Documents

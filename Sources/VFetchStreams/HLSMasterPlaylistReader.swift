@@ -5,13 +5,16 @@ import Foundation
 /// (`AUDIO/<GROUP-ID>/<NAME>`).
 ///
 /// I-frame (trick play) variants, video renditions and closed captions are left out: none of them
-/// is something to download on its own. A URI listed by two variants stays two tracks, since they
+/// is something to download on its own. `EXT-X-SESSION-KEY` says how every media playlist is encrypted
+/// before any is read: each track's `encryption`, so DRM is refused before a media playlist is fetched. A URI listed by two variants stays two tracks, since they
 /// may differ in the audio group they play with (RFC 8216 4.3.4.2.1).
 struct HLSMasterPlaylistReader {
     let url: URL
     private var variants: [StreamTrack] = []
     private var renditions: [StreamTrack] = []
     private var renditionIDs: Set<String> = []
+    /// From `EXT-X-SESSION-KEY`: a clear AES-128 key if one is listed, else the first other.
+    private var sessionEncryption: SegmentEncryption = .none
     /// The `EXT-X-STREAM-INF` waiting for the URI line that follows it.
     private var pendingVariant: (line: Int, attributes: HLSAttributes)?
     private var budget: SegmentBudget
@@ -28,6 +31,9 @@ struct HLSMasterPlaylistReader {
             pendingVariant = (line.number, HLSAttributes(value))
         case .tag("EXT-X-MEDIA", let value):
             try readRendition(HLSAttributes(value), line: line.number)
+        case .tag("EXT-X-SESSION-KEY", let value):
+            let key = try HLSPlaylist.key(HLSAttributes(value), tag: "EXT-X-SESSION-KEY", against: url, line: line.number, budget: &budget)
+            if sessionEncryption == .none || (key.isClearKey && !sessionEncryption.isClearKey) { sessionEncryption = key }
         case .tag, .blank:
             break
         case .uri(let uri):
@@ -56,7 +62,14 @@ struct HLSMasterPlaylistReader {
             }
             return variant
         }
-        return StreamCatalog(format: .hls, tracks: tracks + renditions)
+        let encryption = sessionEncryption
+        return StreamCatalog(
+            format: .hls,
+            tracks: (tracks + renditions).map { track in
+                var track = track
+                if track.segments != .none { track.encryption = encryption }
+                return track
+            })
     }
 
     private func variant(_ attributes: HLSAttributes, id: String, playlist: URL) -> StreamTrack {

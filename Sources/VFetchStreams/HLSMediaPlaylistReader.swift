@@ -114,7 +114,7 @@ struct HLSMediaPlaylistReader {
             }
             initializationEncryption = encryption
         case .tag("EXT-X-KEY", let value):
-            let key = try key(HLSAttributes(value), line: number)
+            let key = try HLSPlaylist.key(HLSAttributes(value), tag: "EXT-X-KEY", against: url, line: number, budget: &budget)
             // Of one segment's keys, a clear key vfetch can use wins over DRM listed beside it, else
             // the first that is not NONE. Kept as each key is read: 400,000 keys, each compared with
             // all those before it, took a minute.
@@ -248,29 +248,6 @@ struct HLSMediaPlaylistReader {
         return resolved
     }
 
-    /// `EXT-X-KEY`: how the following segments are encrypted.
-    private mutating func key(_ attributes: HLSAttributes, line: Int) throws(StreamParseError) -> SegmentEncryption {
-        guard let method = attributes["METHOD"] else { throw HLSPlaylist.failure(line, "#EXT-X-KEY has no METHOD") }
-        let format = attributes["KEYFORMAT"] ?? "identity"
-        switch method {
-        case "NONE":
-            return .none
-        case "AES-128" where format == "identity":
-            guard let uri = attributes["URI"] else { throw HLSPlaylist.failure(line, "#EXT-X-KEY METHOD=AES-128 has no URI") }
-            var iv: [UInt8]?
-            if let text = attributes["IV"] {
-                guard let bytes = attributes.hexadecimal("IV", byteCount: 16) else {
-                    throw HLSPlaylist.failure(line, "#EXT-X-KEY IV \"\(text.prefix(40))\" is not a 128-bit hexadecimal number")
-                }
-                iv = bytes
-            }
-            return .aes128(key: try HLSPlaylist.resolve(uri, against: url, line: line, budget: &budget), iv: iv)
-        default:
-            // SAMPLE-AES, or a DRM system's key (its URI is skd:// or data:, never resolved).
-            return .unsupported(String(format == "identity" ? method : format))
-        }
-    }
-
     /// `EXT-X-MAP`: the initialization section of the following segments.
     private mutating func map(_ attributes: HLSAttributes, line: Int) throws(StreamParseError) -> MediaResource {
         guard let uri = attributes["URI"] else { throw HLSPlaylist.failure(line, "#EXT-X-MAP has no URI") }
@@ -300,7 +277,7 @@ struct HLSMediaPlaylistReader {
 
 extension SegmentEncryption {
     /// AES-128 with a key vfetch fetches: encryption it can undo.
-    fileprivate var isClearKey: Bool {
+    var isClearKey: Bool {
         if case .aes128 = self { true } else { false }
     }
 

@@ -92,6 +92,31 @@ package enum HLSPlaylist {
     }
 
     /// An error that names the playlist line it is about.
+    /// `EXT-X-KEY` or `EXT-X-SESSION-KEY` (`tag`): how segments are encrypted.
+    static func key(
+        _ attributes: HLSAttributes, tag: String, against url: URL, line: Int, budget: inout SegmentBudget
+    ) throws(StreamParseError) -> SegmentEncryption {
+        guard let method = attributes["METHOD"] else { throw failure(line, "#\(tag) has no METHOD") }
+        let format = attributes["KEYFORMAT"] ?? "identity"
+        switch method {
+        case "NONE":
+            return .none
+        case "AES-128" where format == "identity":
+            guard let uri = attributes["URI"] else { throw failure(line, "#\(tag) METHOD=AES-128 has no URI") }
+            var iv: [UInt8]?
+            if let text = attributes["IV"] {
+                guard let bytes = attributes.hexadecimal("IV", byteCount: 16) else {
+                    throw failure(line, "#\(tag) IV \"\(text.prefix(40))\" is not a 128-bit hexadecimal number")
+                }
+                iv = bytes
+            }
+            return .aes128(key: try resolve(uri, against: url, line: line, budget: &budget), iv: iv)
+        default:
+            // SAMPLE-AES, or a DRM system's key (its URI is skd:// or data:, never resolved).
+            return .unsupported(String(format == "identity" ? method : format))
+        }
+    }
+
     static func failure(_ line: Int, _ message: String) -> StreamParseError {
         StreamParseError("line \(line): \(message)")
     }

@@ -356,6 +356,20 @@ struct StreamGetTests {
         }
     }
 
+    @Test func aMastersSessionKeyForDRMIsRefusedBeforeAnyMediaPlaylist() async throws {
+        let master = """
+            #EXTM3U
+            #EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI="skd://key",KEYFORMAT="com.apple.streamingkeydelivery"
+            #EXT-X-STREAM-INF:BANDWIDTH=1000000
+            v0/index.m3u8
+
+            """
+        // The media playlist is not published: asked for, it would answer 404 (exit 5), not DRM (14).
+        let (result, _) = try await Self.get([("/a/master.m3u8", master)])
+        #expect(result.status == 14, "\(result.standardError)")
+        #expect(result.standardError.contains("encrypted with com.apple.streamingkeydelivery"), "\(result.standardError)")
+    }
+
     @Test func aStreamWithDRMIsRefusedSayingSo() async throws {
         let playlist = """
             #EXTM3U

@@ -596,3 +596,28 @@ private func url(_ string: String) -> URL { URL(string: string)! }
         // budget (a million took 10-20 s of CPU here).
     }
 }
+
+@Suite struct HLSSessionKeyTests {
+    @Test func aSessionKeyEncryptsEveryTrackWithAPlaylistAClearKeyWinning() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI="skd://k",KEYFORMAT="com.apple.streamingkeydelivery"
+            #EXT-X-SESSION-KEY:METHOD=AES-128,URI="keys/k.key"
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="in",DEFAULT=YES
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="b",NAME="own",URI="audio.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO="a"
+            v0.m3u8
+            """
+        let catalog = try master(text, url: "https://cdn.example.com/vod/master.m3u8")
+        let key = SegmentEncryption.aes128(key: url("https://cdn.example.com/vod/keys/k.key"), iv: nil)
+        #expect(catalog.tracks.map(\.id) == ["v0", "AUDIO/a/in", "AUDIO/b/own"])
+        // A rendition inside the variants has no playlist of its own to encrypt.
+        #expect(catalog.tracks.map(\.encryption) == [key, .none, key])
+        let drm = try master(
+            text.replacingOccurrences(of: "#EXT-X-SESSION-KEY:METHOD=AES-128", with: "#X"), url: "https://cdn.example.com/m.m3u8")
+        #expect(drm.tracks[0].encryption == .unsupported("com.apple.streamingkeydelivery"))
+        #expect(throws: StreamParseError.self) {
+            try master("#EXTM3U\n#EXT-X-SESSION-KEY:URI=\"k\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8", url: "https://c/m.m3u8")
+        }
+    }
+}
