@@ -57,9 +57,10 @@ public struct StreamFixture: Sendable {
     public static let subtitleCues: [(start: Double, end: Double, text: String)] = [
         (0.5, 1.5, "first <i>cue</i>"), (2.25, 3, "second &amp; more"), (3.5, 4.5, "across"), (4.75, 5.5, "last"),
     ]
-    /// The MPEG-TS time (90 kHz) of the media's start in ``Kind/hlsRenditions``: where `ffmpeg`'s MPEG-TS
-    /// muxer puts the first packet (1.4 s), as its subtitle segments' `X-TIMESTAMP-MAP` says.
-    public static let subtitleTimestampMap = 126_000
+    /// The MPEG-TS time (90 kHz) of the first video frame in ``Kind/hlsRenditions``, which its subtitle
+    /// segments' `X-TIMESTAMP-MAP` ties cue time 0 to: `ffmpeg`'s MPEG-TS muxer starts the audio at 1.4 s,
+    /// and the video 21.3 ms (1024 samples of AAC priming) after it.
+    public static let subtitleTimestampMap = 126_000 + 1920
 
     public let kind: Kind
     /// The directory the fixture was made in; every path below is relative to it.

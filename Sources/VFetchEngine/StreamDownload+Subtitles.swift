@@ -2,20 +2,29 @@ import VFetchCore
 import VFetchStreams
 
 extension StreamDownload {
-    /// The saved stream with each subtitle track of WebVTT segments joined into one WebVTT file on the
-    /// media's clock (`subtitles-N.vtt` in the parts folder), ready for the remux or to be kept beside the
-    /// output. Subtitles in MP4 segments (`wvtt`, `stpp`) stay as they are: the remux reads them whole.
+    /// The saved stream with each subtitle track of text files (HLS's WebVTT segments, a DASH TTML file or
+    /// TTML segments) joined into one WebVTT file on the media's clock (`subtitles-N.vtt` in the parts
+    /// folder), ready for the remux or to be kept beside the output. Subtitles in MP4 segments (`wvtt`,
+    /// `stpp`) stay as they are: the remux reads them whole.
     public static func joiningSubtitles(of summary: StreamDownloadSummary) throws(DownloadError) -> StreamDownloadSummary {
         var summary = summary
         for index in summary.tracks.indices where summary.tracks[index].kind == "subtitles" {
-            let files = summary.tracks[index].files
-            guard let first = files.first, WebVTT.isWebVTT(try read(first).prefix(16)) else { continue }
-            var segments: [[UInt8]] = []
-            for file in files { segments.append(try read(file)) }
-            let joined: [UInt8]
-            do { joined = try WebVTT.join(segments) } catch { throw .badResponse("subtitles \(summary.tracks[index].id): \(error)") }
+            let track = summary.tracks[index]
+            guard let first = track.files.first else { continue }
+            let head = try read(first).prefix(2048)
+            let isWebVTT = WebVTT.isWebVTT(head)
+            guard isWebVTT || TTML.isTTML(head) else { continue }
+            var cues: [WebVTT.Cue] = []
+            for (number, file) in track.files.enumerated() {
+                let bytes = try read(file)
+                do throws(StreamParseError) {
+                    cues += try isWebVTT ? WebVTT.cues(of: bytes) : TTML.cues(of: bytes)
+                } catch {
+                    throw .badResponse("subtitles \(track.id), file \(number + 1): \(error.description)")
+                }
+            }
             let path = summary.partsDirectory + "/subtitles-\(index).vtt"
-            try write(joined, to: path, mode: 0o600)
+            try write(WebVTT.document(cues), to: path, mode: 0o600)
             summary.tracks[index].files = [path]
         }
         return summary

@@ -69,10 +69,13 @@ struct MPDElement: Sendable, Equatable {
     /// A document type declaration is refused outright: an MPD has none, and it is where XXE and
     /// billion laughs live. (Foundation's XMLParser on Linux registers no entity declaration, so
     /// libxml2 expands none.)
-    static func parse(_ bytes: some Collection<UInt8>) throws(StreamParseError) -> MPDElement {
+    ///
+    /// `textNodes` keeps mixed content in order (`a<br/>b`), each run of text a child named `#text`, as
+    /// TTML's paragraphs need; an MPD has none that matters.
+    static func parse(_ bytes: some Collection<UInt8>, textNodes: Bool = false) throws(StreamParseError) -> MPDElement {
         try checkSize(bytes.count)
-        if let converted = try XMLEncoding.utf8(bytes) { return try parseUTF8(converted) }
-        return try parseUTF8(bytes)
+        if let converted = try XMLEncoding.utf8(bytes) { return try parseUTF8(converted, textNodes: textNodes) }
+        return try parseUTF8(bytes, textNodes: textNodes)
     }
 
     private static func checkSize(_ count: Int) throws(StreamParseError) {
@@ -81,7 +84,7 @@ struct MPDElement: Sendable, Equatable {
         }
     }
 
-    private static func parseUTF8(_ bytes: some Collection<UInt8>) throws(StreamParseError) -> MPDElement {
+    private static func parseUTF8(_ bytes: some Collection<UInt8>, textNodes: Bool) throws(StreamParseError) -> MPDElement {
         try checkSize(bytes.count)
         // libxml2 in recovery mode (as Foundation runs it) hands on names with invalid UTF-8, and
         // Foundation traps on them.
@@ -100,7 +103,7 @@ struct MPDElement: Sendable, Equatable {
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = false
-        let builder = TreeBuilder()
+        let builder = TreeBuilder(textNodes: textNodes)
         parser.delegate = builder
         let parsed = parser.parse()
         if let refusal = builder.refusal { throw StreamParseError(refusal) }
@@ -118,6 +121,11 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
     var refusal: String?
     private var open: [MPDElement] = []
     private var count = 0
+    private let textNodes: Bool
+
+    init(textNodes: Bool) {
+        self.textNodes = textNodes
+    }
 
     private func refuse(_ parser: XMLParser, _ reason: String) {
         if refusal == nil { refusal = reason }
@@ -155,6 +163,12 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, foundCharacters string: String) {
         guard !open.isEmpty else { return }
         open[open.count - 1].text += string
+        guard textNodes else { return }
+        if open[open.count - 1].children.last?.name == "#text" {
+            open[open.count - 1].children[open[open.count - 1].children.count - 1].text += string
+        } else {
+            open[open.count - 1].children.append(MPDElement(name: "#text", text: string))
+        }
     }
 
     func parser(_ parser: XMLParser, foundCDATA block: Data) {

@@ -54,17 +54,21 @@ package enum WebVTT {
     /// One WebVTT file of every segment's cues moved by `shift` seconds, in order of start, a cue
     /// repeated in the segments it spans kept once.
     package static func join(_ segments: [[UInt8]], shift: Double = 0) throws(StreamParseError) -> [UInt8] {
-        var seen = Set<Cue>()
         var all: [Cue] = []
         for (index, segment) in segments.enumerated() {
-            do {
-                for cue in try cues(of: segment, shift: shift) where seen.insert(cue).inserted { all.append(cue) }
-            } catch {
+            do { all += try cues(of: segment, shift: shift) } catch {
                 throw StreamParseError("subtitle segment \(index + 1): \(error.description)")
             }
         }
-        // Stable: cues that start together keep their order.
-        let ordered = all.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+        return document(all)
+    }
+
+    /// A WebVTT file of `cues` in order of start (cues that start together keep their order), each
+    /// repeated cue once.
+    package static func document(_ cues: [Cue]) -> [UInt8] {
+        var seen = Set<Cue>()
+        let unique = cues.filter { seen.insert($0).inserted }
+        let ordered = unique.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
         var document = "WEBVTT\n"
         for cue in ordered {
             let settings = cue.settings.isEmpty ? "" : " " + cue.settings

@@ -54,11 +54,20 @@ struct StreamTracksTests {
         return result.standardOutput.split(separator: "\n").map(String.init).filter { $0 != "WEBVTT" }
     }
 
-    /// What `cues` should read: the fixture's cues at their times, each text as `text` makes it.
-    static func expectedCues(_ text: (String) -> String = { $0 }) -> [String] {
-        StreamFixture.subtitleCues.flatMap {
-            ["\(time($0.start)) --> \(time($0.end))", text($0.text.replacingOccurrences(of: "&amp;", with: "&"))]
+    /// What `cues` should read of `path`: the fixture's cues at their times after the video's first frame
+    /// (which starts after the audio's, by its priming), each text as `text` makes it.
+    static func expectedCues(_ path: String, _ text: (String) -> String = { $0 }) async throws -> [String] {
+        let probe = try await run(
+            "/usr/bin/env",
+            ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0", path])
+        let video = try #require(Double(probe.standardOutput.split(separator: "\n").last ?? ""), "\(probe.standardOutput)")
+        return StreamFixture.subtitleCues.flatMap {
+            ["\(time(video + $0.start)) --> \(time(video + $0.end))", text($0.text.replacingOccurrences(of: "&amp;", with: "&"))]
         }
+    }
+
+    static func withoutTags(_ text: String) -> String {
+        text.replacingOccurrences(of: "<i>", with: "").replacingOccurrences(of: "</i>", with: "")
     }
 
     static func time(_ seconds: Double) -> String {
@@ -77,7 +86,7 @@ struct StreamTracksTests {
             #expect(try await Self.packets(output, "0:a:0") == (try await Self.packets(source, "0:a:0")))
             #expect(try await Self.packets(output, "0:a:1") == (try await Self.packets(source, "0:a:1")))
             #expect(try await Self.packets(source, "0:a:0") != (try await Self.packets(source, "0:a:1")), "the two tones differ")
-            #expect(try await Self.cues(output) == Self.expectedCues())
+            #expect(try await Self.cues(output) == (try await Self.expectedCues(output)))
         }
     }
 
@@ -86,10 +95,8 @@ struct StreamTracksTests {
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await Self.streams(output) == ["h264 video und", "aac audio eng", "mov_text subtitle eng"])
             #expect(try await Self.packets(output, "0:a:0") == (try await Self.packets(fixture.path(fixture.source), "0:a:0")))
-            // Timed text is plain: markup goes, character references are decoded (ffmpeg writes `&` back as `&amp;`).
-            #expect(
-                try await Self.cues(output)
-                    == Self.expectedCues { $0.replacingOccurrences(of: "<i>", with: "").replacingOccurrences(of: "</i>", with: "") })
+            // Timed text is plain: markup goes, character references are decoded.
+            #expect(try await Self.cues(output) == (try await Self.expectedCues(output, Self.withoutTags)))
         }
     }
 
@@ -103,7 +110,7 @@ struct StreamTracksTests {
             )
             #expect(try await Self.streams(output) == ["h264 video", "aac audio ger"])
             #expect(try await Self.packets(output, "0:a:0") == (try await Self.packets(fixture.path(fixture.source), "0:a:1")))
-            #expect(try await Self.cues(beside) == Self.expectedCues())
+            #expect(try await Self.cues(beside) == (try await Self.expectedCues(output)))
         }
     }
 
@@ -112,6 +119,38 @@ struct StreamTracksTests {
             #expect(result.status == 15, "\(result.standardError)")
             #expect(result.standardError.contains("no track matches the format selector"), "\(result.standardError)")
             #expect(!exists(output))
+        }
+    }
+
+    /// DASH serves subtitles as one TTML file beside the media: the fixture's manifest with such a text
+    /// track, and its TTML of the same cues as the HLS fixture's WebVTT.
+    @Test func aDASHTTMLTrackIsSavedAsWebVTTInMatroskaAndTimedTextInMP4() async throws {
+        let fixture = try await StreamFixture.shared(.dash)
+        let manifest = try String(contentsOfFile: fixture.path(fixture.entry), encoding: .utf8).replacingOccurrences(
+            of: "</Period>",
+            with: """
+                <AdaptationSet contentType="text" mimeType="application/ttml+xml" lang="en">
+                <Representation id="subs-en" bandwidth="256"><BaseURL>subs-en.ttml</BaseURL></Representation>
+                </AdaptationSet></Period>
+                """)
+        let paragraphs = StreamFixture.subtitleCues.map { "<p begin=\"\($0.start)s\" end=\"\($0.end)s\">\($0.text)</p>" }
+        let ttml = "<?xml version=\"1.0\"?><tt xmlns=\"http://www.w3.org/ns/ttml\"><body><div>\(paragraphs.joined())</div></body></tt>"
+        try await withOrigin { origin, directory in
+            try origin.publishDirectory(fixture.directory, at: "/s")
+            var type = OriginBehavior()
+            type.contentType = "application/dash+xml"
+            origin.publish("/s/subs.mpd", Array(manifest.utf8), behavior: type)
+            origin.publish("/s/subs-en.ttml", Array(ttml.utf8))
+            for name in ["out.mkv", "out.mp4"] {
+                let output = directory + "/" + name
+                let result = try await vfetch(["get", origin.url("/s/subs.mpd"), "-o", output, "--format", "sub=en"])
+                #expect(result.status == 0, "\(result.standardError)")
+                let subtitles = name == "out.mkv" ? "webvtt subtitle eng" : "mov_text subtitle eng"
+                #expect(try await Self.streams(output).last == subtitles, "\(name)")
+                // In TTML the fixture's `<i>` is an element, not TTML's: its text is kept, plain.
+                let cues = try await Self.cues(output)
+                #expect(cues == (try await Self.expectedCues(output, Self.withoutTags)), "\(name): \(cues)")
+            }
         }
     }
 }
