@@ -415,6 +415,20 @@ struct LiveStreamTests {
     static func playlistReads(_ origin: TestOrigin) -> Int { origin.requests.filter { $0.path == "/s/live.m3u8" }.count }
     static func segmentRequests(_ origin: TestOrigin) -> Int { origin.requests.filter { $0.path.hasSuffix(".ts") }.count }
 
+    /// A condition for `interruptWhen`: true once the live playlist was read again after `asked` first held.
+    static func onceReadAgain(_ origin: TestOrigin, after asked: @escaping @Sendable () -> Bool) -> @Sendable () -> Bool {
+        let readsWhenAsked = Mutex<Int?>(nil)
+        return {
+            let reads = playlistReads(origin)
+            guard asked() else { return false }
+            let first = readsWhenAsked.withLock { first -> Int in
+                if first == nil { first = reads }
+                return first!
+            }
+            return reads > first
+        }
+    }
+
     /// Publishes a live playlist at `/s/live.m3u8` with the type players expect.
     static func publishLive(_ origin: TestOrigin, _ bytes: [UInt8]) {
         var playlist = OriginBehavior()
@@ -458,21 +472,11 @@ struct LiveStreamTests {
             Self.publishLive(origin, Self.window(0...2, names: names, ended: false))
             let output = directory + "/live.mp4"
             let parts = output + ".parts"
-            let readsOnceAsked = Mutex<Int?>(nil)
+            // Interrupted once the playlist has been read again after the three segments were asked for
+            // (a reload waits for what it asked): they are in, and the recording waits for more.
             let result = try await vfetch(
                 ["get", origin.url("/s/live.m3u8"), "-o", output],
-                interruptWhen: {
-                    // Interrupted once the playlist has been read again after the three segments were asked for
-                    // (a reload waits for what it asked): they are in, and the recording waits for more.
-                    let reads = Self.playlistReads(origin)
-                    guard Self.segmentRequests(origin) >= 3 else { return false }
-                    let first = readsOnceAsked.withLock { asked -> Int in
-                        let first = asked ?? reads
-                        asked = first
-                        return first
-                    }
-                    return reads > first
-                })
+                interruptWhen: Self.onceReadAgain(origin) { Self.segmentRequests(origin) >= 3 })
             #expect(result.status == 0, "\(result.standardError)")
             #expect(try await StreamGetTests.videoFrames(output) == (try await StreamGetTests.videoFrames(fixture.path(fixture.source))))
             #expect(!exists(parts))
@@ -518,20 +522,9 @@ struct LiveStreamTests {
                 origin.replace("/s/live.m3u8", with: Self.lowLatencyWindow(segments, whole: 0...1, parted: [1], underWay: (2, 2)))
             }
             let output = directory + "/live.mp4"
-            let readsOnceAsked = Mutex<Int?>(nil)
+            // Ctrl-C once both halves of segment 2 were asked for and the playlist read again after.
             let result = try await vfetch(
-                ["get", origin.url("/s/live.m3u8"), "-o", output],
-                interruptWhen: {
-                    // Ctrl-C once both halves of segment 2 were asked for and the playlist read again after.
-                    let reads = Self.playlistReads(origin)
-                    guard gets(2, origin) >= 2 else { return false }
-                    let first = readsOnceAsked.withLock { asked -> Int in
-                        let first = asked ?? reads
-                        asked = first
-                        return first
-                    }
-                    return reads > first
-                })
+                ["get", origin.url("/s/live.m3u8"), "-o", output], interruptWhen: Self.onceReadAgain(origin) { gets(2, origin) >= 2 })
             try await grow.value
             #expect(result.status == 0, "\(result.standardError)")
             // Every frame once: segment 1 from its two parts (never again whole), segment 2 from the parts under way.
