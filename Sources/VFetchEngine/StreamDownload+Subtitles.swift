@@ -11,12 +11,12 @@ extension StreamDownload {
         for index in summary.tracks.indices where summary.tracks[index].kind == "subtitles" {
             let track = summary.tracks[index]
             guard let first = track.files.first else { continue }
-            let head = try read(first).prefix(2048)
-            let isWebVTT = WebVTT.isWebVTT(head)
-            guard isWebVTT || TTML.isTTML(head) else { continue }
+            let firstBytes = try read(first)
+            let isWebVTT = WebVTT.isWebVTT(firstBytes)
+            guard isWebVTT || TTML.isTTML(firstBytes) else { continue }
             var cues: [WebVTT.Cue] = []
             for (number, file) in track.files.enumerated() {
-                let bytes = try read(file)
+                let bytes = number == 0 ? firstBytes : try read(file)
                 do throws(StreamParseError) {
                     cues += try isWebVTT ? WebVTT.cues(of: bytes) : TTML.cues(of: bytes)
                 } catch {

@@ -5,9 +5,10 @@ import Foundation
 /// (`AUDIO/<GROUP-ID>/<NAME>`).
 ///
 /// I-frame (trick play) variants, video renditions and closed captions are left out: none of them
-/// is something to download on its own. `EXT-X-SESSION-KEY` says how every media playlist is encrypted
-/// before any is read: each track's `encryption`, so DRM is refused before a media playlist is fetched. A URI listed by two variants stays two tracks, since they
-/// may differ in the audio group they play with (RFC 8216 4.3.4.2.1).
+/// is something to download on its own. A URI listed by two variants stays two tracks, since they
+/// may differ in the audio group they play with (RFC 8216 4.3.4.2.1). `EXT-X-SESSION-KEY` says how
+/// every media playlist is encrypted before any is read (each track's `encryption`), so DRM is refused
+/// before a media playlist is fetched.
 struct HLSMasterPlaylistReader {
     let url: URL
     private var variants: [StreamTrack] = []
@@ -33,7 +34,7 @@ struct HLSMasterPlaylistReader {
             try readRendition(HLSAttributes(value), line: line.number)
         case .tag("EXT-X-SESSION-KEY", let value):
             let key = try HLSPlaylist.key(HLSAttributes(value), tag: "EXT-X-SESSION-KEY", against: url, line: line.number, budget: &budget)
-            if sessionEncryption == .none || (key.isClearKey && !sessionEncryption.isClearKey) { sessionEncryption = key }
+            if sessionEncryption.yields(to: key) { sessionEncryption = key }
         case .tag, .blank:
             break
         case .uri(let uri):

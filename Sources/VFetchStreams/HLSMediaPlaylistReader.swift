@@ -118,7 +118,7 @@ struct HLSMediaPlaylistReader {
             // Of one segment's keys, a clear key vfetch can use wins over DRM listed beside it, else
             // the first that is not NONE. Kept as each key is read: 400,000 keys, each compared with
             // all those before it, took a minute.
-            if segmentSinceKey || encryption == .none || (key.isClearKey && !encryption.isClearKey) {
+            if segmentSinceKey || encryption.yields(to: key) {
                 encryption = key
                 sequenceIVKeyLine = encryption.takesSequenceIV ? number : nil
             }
@@ -276,8 +276,14 @@ struct HLSMediaPlaylistReader {
 }
 
 extension SegmentEncryption {
+    /// Whether `key`, listed beside this one for the same media, is the one to use: the first that is not
+    /// NONE, unless a clear key vfetch can use comes after DRM.
+    func yields(to key: SegmentEncryption) -> Bool {
+        self == .none || (key.isClearKey && !isClearKey)
+    }
+
     /// AES-128 with a key vfetch fetches: encryption it can undo.
-    var isClearKey: Bool {
+    private var isClearKey: Bool {
         if case .aes128 = self { true } else { false }
     }
 
