@@ -31,7 +31,18 @@ package final class PlayerCache: Sendable {
     private let entries = Mutex<[String: CacheEntry]>([:])
     /// Held while the cache's size is checked, one check at a time: whether the last one found it full.
     private let trimming = Mutex(false)
-    private let grownSinceTrim = Mutex<Int64>(0)
+    /// What the last size check found, and the growth since: `grew` stops the downloads itself when
+    /// the check it queued could come too late (the disk's threads busy, a slow disk).
+    private let growth = Mutex(Growth())
+    private struct Growth {
+        /// Bytes on disk at the last check, after its evictions.
+        var total: Int64 = 0
+        /// Of those, the bytes of entries nobody used then: what the next check could evict.
+        var evictable: Int64 = 0
+        var sinceTrim: Int64 = 0
+        /// Whether `grew` stopped the downloads since the last check.
+        var stopped = false
+    }
     /// Keys whose origin failed lately, with the message and until when it is given again without
     /// asking the origin: a player retrying a dead URL gets it at once, and failed URLs leave nothing
     /// on disk, however many a page sends.
@@ -207,7 +218,7 @@ package final class PlayerCache: Sendable {
             let margin = Self.margin(maxBytes)
             let sizes = directory.diskUsage()
             // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
-            let (evicted, live, needed) = entries.withLock { entries in
+            let (evicted, live, needed, inUse) = entries.withLock { entries in
                 let inUse = Set(entries.filter { $0.value.isInUse }.keys)
                 // What the running downloads still fetch (two margins where the length is not known yet): evicting
                 // makes room for it before they fetch less. Bytes already on disk count once: `sizes` may hold more
@@ -226,7 +237,7 @@ package final class PlayerCache: Sendable {
                     entries[id] = nil
                     directory.remove(id, sync: false)
                 }
-                return (chosen, Array(entries.values), needed)
+                return (chosen, Array(entries.values), needed, inUse)
             }
             if !evicted.isEmpty { directory.sync() }
             add()
@@ -237,7 +248,8 @@ package final class PlayerCache: Sendable {
                 total + margin / 2 >= maxBytes
                 ? .nothing : total + needed > maxBytes ? .readersOnly : .prefetch
             for entry in live { entry.allow(allowance) }
-            grownSinceTrim.withLock { $0 = 0 }
+            let evictable = sizes.filter { !evicted.contains($0.key) && !inUse.contains($0.key) }.values.reduce(0, +)
+            growth.withLock { $0 = Growth(total: total, evictable: evictable) }
             if allowance == .nothing, !full {
                 let limit = humanSize(maxBytes)
                 ServeLog.cache.notice(
@@ -299,13 +311,22 @@ package final class PlayerCache: Sendable {
         trim()
     }
 
-    /// Entries grew by `bytes`: checks the size once they have grown by half a margin.
+    /// Entries grew by `bytes`: checks the size once they have grown by half a margin. When even
+    /// evicting every entry nobody uses could not keep what arrives before that check under the
+    /// limit, the downloads stop here and now, as the check would stop them: it may wait behind
+    /// players' reads on the disk's threads while the downloads go on.
     private func grew(_ bytes: Int64) {
-        let due = grownSinceTrim.withLock { grown in
-            grown += bytes
-            return grown >= margin / 2
+        let (maxBytes, margin) = (maxBytes, margin)
+        let (due, stop) = growth.withLock { growth in
+            growth.sinceTrim += bytes
+            let stop = !growth.stopped && growth.total - growth.evictable + growth.sinceTrim + margin / 2 >= maxBytes
+            if stop { growth.stopped = true }
+            return (growth.sinceTrim >= margin / 2, stop)
         }
-        if due { onDisk { self.trim() } }
+        if stop {
+            for entry in entries.withLock({ Array($0.values) }) { entry.allow(.nothing) }
+        }
+        if due || stop { onDisk { self.trim() } }
     }
 
     /// Saves the index and trims every few seconds, until cancelled.
