@@ -259,15 +259,7 @@ public final class Download: Sendable {
         let fetched = try await StreamDownload.document(url: url, options: options, limit: Int64(MetalinkDocument.maxBytes))
         let document: MetalinkDocument
         do { document = try MetalinkDocument.parse(fetched.bytes) } catch { throw .badResponse("\(url): \(error.description)") }
-        var options = options
-        options.mirrors = Array(document.urls.dropFirst()) + options.mirrors
-        options.expectedLength = document.size
-        if let sha256 = document.sha256 {
-            if let asked = options.sha256, asked.lowercased() != sha256 {
-                throw .badResponse("the Metalink file's sha-256 \(sha256) is not the one asked for (\(asked))")
-            }
-            options.sha256 = sha256
-        }
+        let options = try options.following(document)
         let sources = document.urls.count == 1 ? "its URL" : "its \(document.urls.count) URLs"
         continuation.yield(.notice("\(url) is a Metalink file: downloading \(document.name) from \(sources)"))
         let file = FileDownload(url: document.urls[0], to: .file(destination.path { document.name }), options: options)

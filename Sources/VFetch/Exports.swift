@@ -6,6 +6,7 @@
 @_exported import struct VFetchEngine.DownloadOptions
 @_exported import struct VFetchEngine.DownloadProgress
 @_exported import struct VFetchEngine.DownloadSummary
+@_exported import enum VFetchEngine.Prefetch
 @_exported import struct VFetchEngine.RemoteInfo
 @_exported import struct VFetchEngine.SourceBytes
 @_exported import struct VFetchEngine.StreamCatalogInfo

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Synchronization
 import VFetch
 import VFetchCore
 import VFetchEngine
@@ -14,44 +13,27 @@ extension GetCommand {
         if let inputFile { all += try Self.urls(inFile: inputFile) }
         try requireFetchable(all)
         if let directory { try makeDirectories(directory) }
-        let running = Mutex<[Download]>([])
-        Interrupts.onInterrupt { for download in running.withLock({ $0 }) { download.cancel() } }
+        let list = DownloadList(urls: all, into: directory ?? ".", options: downloadOptions, maxConcurrent: maxDownloads)
+        Interrupts.onInterrupt { list.cancel() }
         defer { Interrupts.onInterrupt(nil) }
-        let (destination, options, limit) = (Destination.directory(directory ?? "."), downloadOptions, maxDownloads)
         let reporter: any ProgressReporter = json ? JSONReporter() : quiet ? SilentReporter() as any ProgressReporter : LineReporter()
-        let failures = await withTaskGroup(of: DownloadError?.self) { group in
-            var next = 0
-            func start() {
-                let download = Download(url: all[next], to: destination, options: options)
-                running.withLock { $0.append(download) }
-                next += 1
-                group.addTask { () async -> DownloadError? in
-                    let printing = Task {
-                        for await event in download.events where !event.isProgress { reporter.report(event) }
-                    }
-                    do throws(DownloadError) {
-                        _ = try await download.run()
-                        await printing.value
-                        return nil
-                    } catch .alreadyComplete(let path) {
-                        await printing.value
-                        writeStandardError("vfetch: \(DownloadError.alreadyComplete(path))\n")
-                        return nil
-                    } catch {
-                        await printing.value
-                        reporter.failed(error)
-                        return error
-                    }
+        let printing = Task {
+            for await update in list.updates {
+                switch update {
+                case .event(_, let event): if !event.isProgress { reporter.report(event) }
+                case .ended(_, .success): break
+                case .ended(_, .failure(.alreadyComplete(let path))): writeStandardError("vfetch: \(DownloadError.alreadyComplete(path))\n")
+                case .ended(_, .failure(let error)): reporter.failed(error)
                 }
             }
-            while next < min(limit, all.count) { start() }
-            var failures: [DownloadError] = []
-            for await failure in group {
-                if let failure { failures.append(failure) }
-                if next < all.count, failures.allSatisfy({ $0 != .interrupted }) { start() }
-            }
-            return failures
         }
+        let failures = await list.run().compactMap { result -> DownloadError? in
+            switch result {
+            case .failure(.alreadyComplete)?, .success?, nil: nil
+            case .failure(let error)?: error
+            }
+        }
+        await printing.value
         guard let first = failures.first else { return }
         if !quiet { writeStandardError("vfetch: \(failures.count) of \(all.count) downloads failed\n") }
         throw ExitCode(ExitStatus(first).rawValue)

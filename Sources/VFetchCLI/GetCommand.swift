@@ -35,9 +35,6 @@ struct GetCommand: AsyncParsableCommand {
         help: "Another URL of the same file (repeatable): segments come from all at once, each mirror once a sample of its bytes matches.")
     var mirror: [String] = []
 
-    /// A Metalink file's `<size>`, set by `runMetalink`.
-    var expectedLength: Int64?
-
     @Option(help: "Download the file a Metalink v4 file (.meta4) describes, from its URLs at once, and check its SHA-256.")
     var metalink: String?
 
@@ -164,6 +161,9 @@ struct GetCommand: AsyncParsableCommand {
         }
         if !(1...64).contains(maxDownloads) { throw ValidationError("--max-downloads must be between 1 and 64") }
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
+        if let output, Self.namesStandardOutput(output), metalinkFile != nil {
+            throw ValidationError("-o \(output) writes one URL's answer, not the file a Metalink file describes: give -o FILE")
+        }
         if let output, Self.namesStandardOutput(output), json {
             throw ValidationError("--json prints on standard output, where -o \(output) writes the file")
         }
@@ -213,7 +213,6 @@ struct GetCommand: AsyncParsableCommand {
         options.skipUnavailableSegments = skipUnavailable
         options.keepSegments = keepSegments
         options.mirrors = mirror
-        options.expectedLength = expectedLength
         return options
     }
 
@@ -224,7 +223,6 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let metalink = metalinkFile { return try await runMetalink(metalink) }
         if urls.count > 1 || inputFile != nil { return try await runSeveral() }
         if listFormats {
             var info = InfoCommand()
@@ -236,8 +234,18 @@ struct GetCommand: AsyncParsableCommand {
         if let made = directory ?? parent, !made.isEmpty { try makeDirectories(made) }
         if let output, Self.namesStandardOutput(output) { return try await runToStandardOutput(reporter: makeReporter()) }
         let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
-        let download = Download(url: url, to: destination, options: downloadOptions)
         let reporter = makeReporter()
+        let download: Download
+        do throws(DownloadError) {
+            if let metalinkFile {
+                download = try Download(metalinkFile: metalinkFile, to: destination, options: downloadOptions)
+            } else {
+                download = Download(url: url, to: destination, options: downloadOptions)
+            }
+        } catch {
+            reporter.failed(error)
+            throw ExitCode(ExitStatus(error).rawValue)
+        }
         Interrupts.onInterrupt { download.cancel() }
         defer { Interrupts.onInterrupt(nil) }
         let printing = Task {

@@ -10,35 +10,16 @@ struct CacheLocation: ParsableArguments {
     @Option(name: .customLong("cache-dir"), help: "The cache directory (default: $XDG_CACHE_HOME/vfetch or ~/.cache/vfetch).")
     var cacheDirectory = CacheDirectory.defaultPath
 
-    var serverFile: String { cacheDirectory + "/server.json" }
-
     /// The URL of the server running on this cache; see `runningServerRecord`.
     func runningServer() -> String? { runningServerRecord()?.url }
 
-    struct ServerRecord {
-        var url: String
-        var port: Int
-        var pid: pid_t
-    }
-
-    /// The server running on this cache, if its record names one that proves it is this cache's
-    /// server (it answers a challenge only the holder of the token can); the token is sent to
-    /// nothing else. After a kill -9 the record stays, and another program may listen there.
-    func runningServerRecord() -> ServerRecord? {
-        guard let data = FileManager.default.contents(atPath: serverFile),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let url = object["url"] as? String, let port = object["port"] as? Int, let host = object["host"] as? String,
-            let pid = object["pid"] as? Int, kill(pid_t(pid), 0) == 0 || errno == EPERM,
-            let token = CacheDirectory.readToken(cacheDirectory: cacheDirectory), canConnect(host: host, port: port)
-        else { return nil }
-        let nonce = ServerProof.nonce()
-        let answer = try? LocalRequest.send("GET", url + "/api/proof?nonce=" + nonce, token: nil, timeout: 5)
-        let proof = answer.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any] }?["proof"]
-        guard proof as? String == ServerProof.answer(token: token, nonce: nonce, port: port) else {
-            writeStandardError("vfetch: \(host):\(port), named in \(serverFile), is not this cache's server; its token was not sent\n")
+    /// The server running on this cache (`RunningServer.find`), after a line on stderr when what its
+    /// record names is not it.
+    func runningServerRecord() -> RunningServer? {
+        do { return try RunningServer.find(cacheDirectory: cacheDirectory) } catch {
+            writeStandardError("vfetch: \(error)\n")
             return nil
         }
-        return ServerRecord(url: url, port: port, pid: pid_t(pid))
     }
 }
 
@@ -135,60 +116,46 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         if stop { return try stopRunningServer() }
         StandardErrorLog.level.withLock { $0 = Logger.Level(rawValue: logLevel) ?? .info }
-        let directory: CacheDirectory
-        let token: String
+        var configuration = PlayerCacheServer.Configuration(directory: location.cacheDirectory)
+        configuration.host = host
+        configuration.port = port
+        configuration.maxCacheSize = maxCacheSize.bytes
+        configuration.prefetch = prefetch
+        configuration.options.connections = connections
+        configuration.options.headers = header
+        configuration.options.publicAddressesOnly = denyPrivate
+        configuration.options.maxRetryWait = maxRetryWait
+        configuration.allowedOrigins = allowOrigin
+        configuration.maxDownloads = maxDownloads
+        configuration.maxDownloadSpeed = maxSpeed?.bytes
+        configuration.onComplete = onComplete
+        configuration.downloadOptions.maxRetryWait = maxRetryWait
+        configuration.downloadOptions.headers = header  // each download adds its own
+        configuration.clientTimeout = .milliseconds(Int64(clientTimeout * 1000))
+        let server: PlayerCacheServer
         do {
-            directory = try CacheDirectory(path: location.cacheDirectory)
-            token = try directory.accessToken()
-        } catch {
-            if case .busy = error, let running = location.runningServerRecord() {
+            server = try await PlayerCacheServer.start(configuration)
+        } catch DownloadError.busy(let path) {
+            if let running = location.runningServerRecord() {
                 writeStandardError(
                     "vfetch: vfetch serve already runs on \(location.cacheDirectory) at \(running.url) (pid \(running.pid)); "
                         + "use it, or stop it with `vfetch serve --stop`\n")
             } else {
-                writeStandardError("vfetch: \(error)\n")
+                writeStandardError("vfetch: \(DownloadError.busy(path))\n")
             }
+            throw ExitCode(ExitStatus.busy.rawValue)
+        } catch let error as DownloadError {
+            writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus(error).rawValue)
-        }
-        var settings = PlayerCache.Settings()
-        settings.maxBytes = maxCacheSize.bytes
-        settings.prefetch = prefetch
-        settings.download.connections = connections
-        settings.download.headers = header
-        settings.download.publicAddressesOnly = denyPrivate
-        settings.download.maxRetryWait = maxRetryWait
-        let cache = PlayerCache(directory: directory, settings: settings)
-        var queueSettings = DownloadService.Settings()
-        queueSettings.maxConcurrent = maxDownloads
-        queueSettings.maxBytesPerSecond = maxSpeed?.bytes
-        queueSettings.onComplete = onComplete
-        queueSettings.download.maxRetryWait = maxRetryWait
-        queueSettings.download.headers = header  // each download adds its own
-        let downloads = DownloadService(directory: location.cacheDirectory, settings: queueSettings)
-        let server: CacheServer
-        do {
-            server = try await CacheServer.start(
-                cache: cache, downloads: downloads, token: token, host: host, port: port,
-                crossOrigin: try CrossOriginPolicy(allowing: allowOrigin), clientTimeout: .milliseconds(Int64(clientTimeout * 1000)))
         } catch {
-            writeStandardError("vfetch: cannot listen on \(host):\(port): \(CacheServer.reason(listening: error))\n")
+            writeStandardError("vfetch: \(error)\n")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
-        let record: [String: Any] = ["url": server.baseURL, "host": host, "port": server.port, "pid": Int(getpid())]
-        if let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) {
-            try? FileReplacement.write([UInt8](data), to: location.serverFile)  // private, as the cache's other files
-        }
         FileHandle.standardOutput.write(Data("vfetch serve: \(server.baseURL) (cache \(location.cacheDirectory))\n".utf8))
-        await downloads.start()
-        let maintenance = Task { await cache.maintain() }
         await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
             Interrupts.onInterrupt { stopped.resume() }
         }
-        maintenance.cancel()
-        await maintenance.value  // a save in progress ends before the last one
-        await server.shutdown()
-        // Last: while server.json is there the server is not gone, and its index may still be being saved.
-        try? FileManager.default.removeItem(atPath: location.serverFile)
+        await server.stop()
     }
 }
 
@@ -211,16 +178,3 @@ extension ServeCommand {
 }
 
 extension ReaderDemand.Prefetch: ExpressibleByArgument {}
-
-/// Whether something accepts TCP connections at host:port (a quick local check).
-func canConnect(host: String, port: Int) -> Bool {
-    var hints = addrinfo()
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-    var list: UnsafeMutablePointer<addrinfo>?
-    guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else { return false }
-    defer { freeaddrinfo(list) }
-    let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    return connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0
-}

@@ -1,6 +1,16 @@
 import Synchronization
 import VFetchCore
 
+/// How much a player cache's download fetches beyond what its players read now (`vfetch serve --prefetch`).
+public enum Prefetch: String, Sendable, CaseIterable {
+    /// The whole file, players' windows first.
+    case full
+    /// A window of 64 MiB ahead of each player.
+    case window
+    /// Only a few blocks (1 MiB) ahead of what players ask for.
+    case none
+}
+
 /// What the player cache's readers want from a running download, and how they learn bytes arrived.
 ///
 /// Readers, on any thread, say where they read and which byte they wait for; the engine takes the
@@ -8,15 +18,7 @@ import VFetchCore
 /// thread whenever more of the file is on disk. A download with readers keeps its finished file
 /// where it is, with a complete manifest: that is how the cache stores its entries.
 package final class ReaderDemand: Sendable {
-    /// How much a download fetches beyond what readers need now.
-    package enum Prefetch: String, Sendable, CaseIterable {
-        /// The whole file, readers' windows first.
-        case full
-        /// A window of `lookahead` bytes ahead of each reader.
-        case window
-        /// Only a few blocks ahead of what readers ask for.
-        case none
-    }
+    package typealias Prefetch = VFetchEngine.Prefetch
 
     struct Change {
         var positions: [Int64]

@@ -28,18 +28,51 @@ public final class PlayerCacheServer: Sendable {
         public var lastAccess: Double
     }
 
-    /// "http://127.0.0.1:PORT".
+    /// "http://HOST:PORT".
     public let baseURL: String
     private let server: CacheServer
     private let cache: PlayerCache
     /// The download queue it hosts (see `PlayerCacheServer+Queue.swift`).
     let queue: DownloadService
+    /// Saves the index and checks the cache's size every few seconds, until `stop`.
+    private let maintenance: Task<Void, Never>
+    private let directoryPath: String
 
-    private init(server: CacheServer, cache: PlayerCache, queue: DownloadService) {
+    private init(server: CacheServer, cache: PlayerCache, queue: DownloadService, directory: String) {
         self.server = server
         self.cache = cache
         self.queue = queue
         baseURL = server.baseURL
+        directoryPath = directory
+        maintenance = Task { await cache.maintain() }
+    }
+
+    /// Everything a player cache server is started with: what `vfetch serve` takes.
+    public struct Configuration: Sendable {
+        /// The cache directory, as `vfetch serve --cache-dir` takes it: opened, or made with mode 0700.
+        public var directory: String
+        /// Where to listen: anything but loopback exposes the cache to the network.
+        public var host = "127.0.0.1"
+        /// 0 for a port the system picks (``baseURL`` tells which).
+        public var port = 0
+        /// Bytes kept on disk; the least recently read entries go first.
+        public var maxCacheSize: Int64 = 10 << 30
+        /// What the cache fetches beyond what players read.
+        public var prefetch = Prefetch.full
+        /// How the cache's requests go out (headers, connections, private addresses refused …).
+        public var options = DownloadOptions()
+        /// Web origins (`https://app.example`, or `*`) whose pages may read through the cache.
+        public var allowedOrigins: [String] = []
+        /// The background downloads: how many at once, their overall speed limit (bytes per second), the
+        /// command run after each (`CMD PATH URL`, through `sh -c`), and how their requests go out.
+        public var maxDownloads = 3
+        public var maxDownloadSpeed: Int64?
+        public var onComplete: String?
+        public var downloadOptions = DownloadOptions()
+        /// A connection idle this long, or whose client reads nothing for this long, is closed.
+        public var clientTimeout: Duration = .seconds(30)
+
+        public init(directory: String) { self.directory = directory }
     }
 
     /// Opens (or makes, mode 0700) the cache directory and listens on 127.0.0.1:`port` (0: a free port).
@@ -51,22 +84,46 @@ public final class PlayerCacheServer: Sendable {
     public static func start(
         directory path: String, maxCacheSize: Int64 = 10 << 30, port: Int = 0, options: DownloadOptions = DownloadOptions()
     ) async throws -> PlayerCacheServer {
-        let directory = try CacheDirectory(path: path)
+        var configuration = Configuration(directory: path)
+        configuration.maxCacheSize = maxCacheSize
+        configuration.port = port
+        configuration.options = options
+        return try await start(configuration)
+    }
+
+    /// Opens the cache directory and listens as `configuration` says; `server.json` in the directory then names
+    /// this server, for ``RunningServer/find(cacheDirectory:)``. Throws `DownloadError` for a cache directory
+    /// that cannot be used (`busy`: another server holds it), ``CannotListen`` for the address.
+    public static func start(_ configuration: Configuration) async throws -> PlayerCacheServer {
+        let crossOrigin: CrossOriginPolicy
+        do { crossOrigin = try CrossOriginPolicy(allowing: configuration.allowedOrigins) } catch {
+            throw CannotListen(description: error.description)
+        }
+        let directory = try CacheDirectory(path: configuration.directory)
         let token = try directory.accessToken()
         var settings = PlayerCache.Settings()
-        settings.maxBytes = maxCacheSize
-        settings.download = options
+        settings.maxBytes = configuration.maxCacheSize
+        settings.prefetch = configuration.prefetch
+        settings.download = configuration.options
         let cache = PlayerCache(directory: directory, settings: settings)
-        let downloads = DownloadService(directory: path, settings: DownloadService.Settings())
+        var queueSettings = DownloadService.Settings()
+        queueSettings.maxConcurrent = configuration.maxDownloads
+        queueSettings.maxBytesPerSecond = configuration.maxDownloadSpeed
+        queueSettings.onComplete = configuration.onComplete
+        queueSettings.download = configuration.downloadOptions
+        let downloads = DownloadService(directory: configuration.directory, settings: queueSettings)
+        let (host, port) = (configuration.host, configuration.port)
         do {
             let server = try await CacheServer.start(
-                cache: cache, downloads: downloads, token: token, host: "127.0.0.1", port: port,
-                crossOrigin: try CrossOriginPolicy(allowing: []))
+                cache: cache, downloads: downloads, token: token, host: host, port: port, crossOrigin: crossOrigin,
+                clientTimeout: configuration.clientTimeout)
+            RunningServer.record(cacheDirectory: configuration.directory, url: server.baseURL, host: host, port: server.port)
             await downloads.start()
-            return PlayerCacheServer(server: server, cache: cache, queue: downloads)
+            return PlayerCacheServer(server: server, cache: cache, queue: downloads, directory: configuration.directory)
         } catch {
             await cache.shutdown()
-            throw CannotListen(description: "cannot listen on 127.0.0.1:\(port): \(CacheServer.reason(listening: error))")
+            directory.unlock()
+            throw CannotListen(description: "cannot listen on \(host):\(port): \(CacheServer.reason(listening: error))")
         }
     }
 
@@ -118,7 +175,11 @@ public final class PlayerCacheServer: Sendable {
 
     /// Stops serving: every download checkpoints, and the index is saved for the next start.
     public func stop() async {
+        maintenance.cancel()
+        await maintenance.value  // a save in progress ends before the last one
         await server.shutdown()
+        // Last: while server.json is there the server is not gone, and its index may still be being saved.
+        RunningServer.forget(cacheDirectory: directoryPath)
         cache.directory.unlock()
     }
 }

@@ -142,13 +142,41 @@ import Testing
         }
     }
 
+    /// A `--checksum` other than the Metalink file's hash is a mismatch known before any byte is fetched,
+    /// whether the file is local or fetched by URL: exit code 9, one line, nothing saved.
+    @Test func aChecksumOtherThanTheMetalinkFilesFailsBeforeAnyByte() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(1 << 20, seed: 38)
+            origin.publish("/film.mp4", bytes)
+            let text = Self.metalink(name: "film.mp4", size: bytes.count, sha256: sha256(bytes), urls: [origin.url("/film.mp4")])
+            let file = directory + "/film.meta4"
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            origin.publish("/film.meta4", Array(text.utf8), behavior: Self.served(as: "application/metalink4+xml"))
+            let other = "sha256=" + sha256(randomBytes(16, seed: 39))
+            for source in [file, origin.url("/film.meta4")] {
+                let run = try await vfetch(["get", source, "--checksum", other, "-d", directory + "/out"])
+                #expect(run.status == 9, "\(run.standardError)")
+                #expect(run.standardError.contains("checksum mismatch"), "\(run.standardError)")
+                #expect(run.standardError.contains("the Metalink file's"), "\(run.standardError)")
+            }
+            #expect(origin.bytesServed("/film.mp4") == 0)
+            #expect(!exists(directory + "/out/film.mp4"))
+        }
+    }
+
+    @Test func aMetalinkFileIsNotWrittenToStandardOutput() async throws {
+        let run = try await vfetch(["get", "--metalink", "film.meta4", "-o", "-"])
+        #expect(run.status == 64)
+        #expect(run.standardError.contains("not the file a Metalink file describes"), "\(run.standardError)")
+    }
+
     @Test func aBadMetalinkFileIsOneLineAndExitCodeOne() async throws {
         try await withOrigin { _, directory in
             let file = directory + "/bad.meta4"
             try "<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><metalink/>".write(toFile: file, atomically: true, encoding: .utf8)
             let run = try await vfetch(["get", file, "-d", directory])
             #expect(run.status == 1)
-            #expect(run.standardError.hasPrefix("vfetch: \(file): "), "\(run.standardError)")
+            #expect(run.standardError.hasPrefix("vfetch: unreadable manifest: \(file): "), "\(run.standardError)")
             #expect(run.standardError.split(separator: "\n").count == 1, "\(run.standardError)")
         }
     }

@@ -147,3 +147,54 @@ struct LibraryDownloadTests {
         }
     }
 }
+
+/// `DownloadList`: several URLs into one directory, a few at once, as `aria2c -j N -i LIST`.
+struct DownloadListTests {
+    @Test func everyURLEndsInItsOwnResultAndAFailureStopsNoOther() async throws {
+        let files = (0..<5).map { randomBytes(256 << 10, seed: UInt64(200 + $0)) }
+        try await withOrigin { origin, directory in
+            for (index, bytes) in files.enumerated() { origin.publish("/f\(index).bin", bytes) }
+            let urls = files.indices.map { origin.url("/f\($0).bin") } + [origin.url("/missing.bin")]
+            let list = DownloadList(urls: urls, into: directory + "/new", maxConcurrent: 2)
+            let watching = Task {
+                var (running, most, ended) = (0, 0, [Int]())
+                for await update in list.updates {
+                    switch update {
+                    case .event(_, .started):
+                        running += 1
+                        most = max(most, running)
+                    case .event: break
+                    case .ended(let index, _):
+                        running -= 1
+                        ended.append(index)
+                    }
+                }
+                return (most, ended)
+            }
+            let results = await list.run()
+            let (most, ended) = await watching.value
+            #expect(most <= 2, "at most 2 at once")
+            #expect(ended.sorted() == Array(urls.indices))
+            for (index, bytes) in files.enumerated() {
+                let summary = try #require(try results[index]?.get())
+                #expect(summary.path == directory + "/new/f\(index).bin")
+                #expect(try sha256(file: summary.path) == sha256(bytes))
+            }
+            guard case .failure(.httpStatus(404, _))? = results.last else {
+                Issue.record("the missing URL: \(String(describing: results.last))")
+                return
+            }
+        }
+    }
+
+    @Test func aCancelledListStartsNothing() async throws {
+        try await withOrigin { origin, directory in
+            origin.publish("/f.bin", randomBytes(1 << 20, seed: 210))
+            let list = DownloadList(urls: [origin.url("/f.bin")], into: directory)
+            list.cancel()
+            let results = await list.run()
+            #expect(results.count == 1 && results[0] == nil)
+            #expect(origin.requests.isEmpty)
+        }
+    }
+}
