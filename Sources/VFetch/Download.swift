@@ -88,6 +88,7 @@ public final class Download: Sendable {
     }
 
     private func runFileOrStream() async throws(DownloadError) -> DownloadSummary {
+        if case .descriptor(let descriptor) = destination { return try await runWriting(to: descriptor) }
         var fileOptions = options
         fileOptions.detectsStreams = true
         var destination = destination
@@ -128,6 +129,7 @@ public final class Download: Sendable {
     /// The event `notice("paused")` says the transfers have stopped. A stream's remux, once begun, is not
     /// paused.
     public func pause() {
+        if case .descriptor = destination { return }  // what was written to it cannot be taken back to go on
         let part = running.withLock { running in
             guard !running.cancelled else { return nil as Part? }
             running.paused = true
@@ -252,6 +254,42 @@ public final class Download: Sendable {
         return summary
     }
 
+    /// The file in order into `descriptor` as it arrives (`Destination.descriptor`): the connections fetch it
+    /// in playback order into a private temporary directory, from which its contiguous head is copied as it
+    /// grows; the directory is removed at the end, whatever the end.
+    private func runWriting(to descriptor: Int32) async throws(DownloadError) -> DownloadSummary {
+        let copy = try OrderedCopy(to: descriptor)
+        defer { copy.remove() }
+        var options = options
+        options.playbackOrder = true
+        options.privateOutput = true
+        // Nothing is resumed from a pipe: no manifest worth syncing.
+        options.checkpointInterval = .infinity
+        options.checkpointBytes = .max
+        // A file only: a stream's remux needs its whole output before a player could read it.
+        options.detectsStreams = true
+        let file = FileDownload(url: url, to: .file(copy.path), options: options)
+        let copying = Task { await copy.run(onFailure: { file.cancel() }) }
+        let shownPath = destination.path { "" }
+        let result: Result<DownloadSummary, DownloadError>
+        do throws(DownloadError) {
+            let relayed: @Sendable (DownloadEvent) -> DownloadEvent = { event in
+                copy.observe(event)
+                return event.writing(to: shownPath)
+            }
+            var summary = try await run(.file(file), events: file.events, relaying: relayed) { () async throws(DownloadError) in
+                try await file.run()
+            }
+            summary.path = shownPath
+            result = .success(summary)
+        } catch {
+            result = .failure(error)
+        }
+        if case .success = result { copy.finish() } else { copy.abandon() }
+        if let unwritten = await copying.value { throw .outputNotWritable("\(shownPath): \(unwritten)") }
+        return try result.get()
+    }
+
     /// Reads the Metalink document the URL answered with and downloads the file it describes, as aria2c's
     /// `--follow-metalink`: into its name (in a destination directory), from its first URL with the others as
     /// mirrors, its size and SHA-256 checked. Its URLs are downloaded as they are, never followed as documents.
@@ -268,7 +306,8 @@ public final class Download: Sendable {
 
     /// Runs one part, passing its events on, unless the download was cancelled before it began.
     private func run<Summary>(
-        _ part: Part, events: AsyncStream<DownloadEvent>, _ body: () async throws(DownloadError) -> Summary
+        _ part: Part, events: AsyncStream<DownloadEvent>, relaying relayed: @escaping @Sendable (DownloadEvent) -> DownloadEvent = { $0 },
+        _ body: () async throws(DownloadError) -> Summary
     ) async throws(DownloadError) -> Summary {
         let stopped = running.withLock { running in
             running.part = part
@@ -283,6 +322,7 @@ public final class Download: Sendable {
         let relay = Task {
             // The file part's `finished` is this download's; a stream's comes after the remux.
             for await event in events {
+                let event = relayed(event)
                 playable?.observe(event)
                 if case .progress(var progress) = event, let playable {
                     progress.playableTo = playable.playableTo
@@ -304,6 +344,21 @@ public final class Download: Sendable {
         } catch {
             await relay.value
             throw error
+        }
+    }
+}
+
+extension DownloadEvent {
+    /// The event of a download into a temporary file, as of one into `path`.
+    package func writing(to path: String) -> DownloadEvent {
+        switch self {
+        case .started(var info):
+            info.outputPath = path
+            return .started(info)
+        case .finished(var summary):
+            summary.path = path
+            return .finished(summary)
+        default: return self
         }
     }
 }

@@ -13,9 +13,13 @@ import VFetchEngine
 /// A failure does not stop the others; ``cancel()`` (or cancelling the task) stops those running and
 /// starts no more.
 public final class DownloadList: Sendable {
+    /// The URLs, in the order they start.
     public let urls: [String]
+    /// Where each goes, under the name its server or URL gives; made (with those above it) if missing.
     public let directory: String
+    /// The options of every download.
     public let options: DownloadOptions
+    /// How many download at once at most.
     public let maxConcurrent: Int
     /// Each download's events and end, as they happen; ends when ``run()`` returns.
     public let updates: AsyncStream<Update>
@@ -23,6 +27,7 @@ public final class DownloadList: Sendable {
 
     /// What happened to the download of `urls[index]`.
     public enum Update: Sendable {
+        /// What it said (``Download/events``).
         case event(index: Int, DownloadEvent)
         /// It ended: its last update.
         case ended(index: Int, Result<DownloadSummary, DownloadError>)
@@ -35,6 +40,7 @@ public final class DownloadList: Sendable {
         var cancelled = false
     }
 
+    /// Downloads of `urls` into `directory`, at most `maxConcurrent` at once; nothing happens until ``run()``.
     public init(urls: [String], into directory: String, options: DownloadOptions = DownloadOptions(), maxConcurrent: Int = 5) {
         self.urls = urls
         self.directory = directory

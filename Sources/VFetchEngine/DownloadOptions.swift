@@ -110,12 +110,20 @@ public enum Destination: Sendable, Equatable {
     case file(String)
     /// This directory, under the name the server or the URL gives.
     case directory(String)
+    /// This open file descriptor (standard output, a pipe), written in order as the file arrives, as
+    /// `curl -o -` writes: the connections fetch it in playback order into a private temporary directory,
+    /// removed at the end. A plain file only: an HLS or DASH stream throws `DownloadError.segmentedStream`,
+    /// a Metalink answer `DownloadError.metalink`. Nothing is resumed, and `Download.pause()` does nothing.
+    /// A reader that closes a pipe fails the download; ignore `SIGPIPE` to get that error instead of the
+    /// signal's end of the process.
+    case descriptor(Int32)
 
     /// The output's path: the file's, or `name` (asked for only then) in the directory.
     package func path(naming name: () -> String) -> String {
         switch self {
         case .file(let path): path
         case .directory(let directory): directory.hasSuffix("/") ? directory + name() : directory + "/" + name()
+        case .descriptor(let descriptor): "/dev/fd/\(descriptor)"
         }
     }
 }

@@ -33,7 +33,7 @@ extension PlayerCacheServer {
     /// Queues `url` for `destination` (a file, or a directory in which the server's name is used), both
     /// absolute paths; HLS and DASH take `format` as `DownloadOptions.format` does, a file `mirrors` as
     /// `DownloadOptions.mirrors`. Returns its ID; throws `DownloadError.badURL` for a request the queue
-    /// cannot take, `formatUnavailable` for a bad selector.
+    /// cannot take (a descriptor: the queue outlives this process), `formatUnavailable` for a bad selector.
     public func add(
         _ url: String, to destination: Destination, format: String? = nil, mirrors: [String] = []
     ) async throws(DownloadError) -> String {
@@ -41,6 +41,7 @@ extension PlayerCacheServer {
             switch destination {
             case .file(let path): (path, false)
             case .directory(let path): (path, true)
+            case .descriptor: throw .badURL("\(url): a queued download goes to a file, not to a descriptor")
             }
         let request = DownloadQueue.Request(
             url: url, output: output, outputIsDirectory: isDirectory, format: format, mirrors: mirrors.isEmpty ? nil : mirrors)

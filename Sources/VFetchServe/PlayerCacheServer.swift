@@ -63,15 +63,18 @@ public final class PlayerCacheServer: Sendable {
         public var options = DownloadOptions()
         /// Web origins (`https://app.example`, or `*`) whose pages may read through the cache.
         public var allowedOrigins: [String] = []
-        /// The background downloads: how many at once, their overall speed limit (bytes per second), the
-        /// command run after each (`CMD PATH URL`, through `sh -c`), and how their requests go out.
+        /// How many background downloads (``add(_:to:format:mirrors:)``) run at once.
         public var maxDownloads = 3
+        /// The background downloads' speed limit, all together, in bytes per second.
         public var maxDownloadSpeed: Int64?
+        /// A command run after each finished background download, as `CMD PATH URL` through `sh -c`.
         public var onComplete: String?
+        /// How the background downloads' requests go out.
         public var downloadOptions = DownloadOptions()
         /// A connection idle this long, or whose client reads nothing for this long, is closed.
         public var clientTimeout: Duration = .seconds(30)
 
+        /// The defaults of `vfetch serve` on the cache directory at `directory`, but a port the system picks.
         public init(directory: String) { self.directory = directory }
     }
 

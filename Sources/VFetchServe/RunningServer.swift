@@ -11,6 +11,7 @@ import VFetchEngine
 public struct RunningServer: Sendable, Equatable {
     /// "http://HOST:PORT".
     public var url: String
+    /// The port it listens on.
     public var port: Int
     /// The process serving it.
     public var pid: Int32
@@ -38,6 +39,7 @@ public struct RunningServer: Sendable, Equatable {
 
     /// What listens where a cache directory's record says its server does is not that server.
     public struct Impostor: Error, CustomStringConvertible {
+        /// Where, and that its token was not sent.
         public let description: String
     }
 

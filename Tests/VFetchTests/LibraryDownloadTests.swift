@@ -198,3 +198,65 @@ struct DownloadListTests {
         }
     }
 }
+
+/// `Destination.descriptor`: the file in order into a pipe as it arrives, as `curl -o -` writes it.
+struct DescriptorDestinationTests {
+    /// Slow enough to be split over the connections.
+    static let throttled = {
+        var behavior = OriginBehavior()
+        behavior.bytesPerSecond = 1 << 20
+        return behavior
+    }()
+
+    @Test func aPipeGetsTheFileInOrder() async throws {
+        let bytes = randomBytes(3 << 20, seed: 220)
+        try await withOrigin { origin, _ in
+            origin.publish("/clip.mp4", bytes, behavior: Self.throttled)
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            let (reading, writing) = (ends[0], ends[1])
+            let reader = Task.detached {
+                var read: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let count = chunk.withUnsafeMutableBytes { Glibc.read(reading, $0.baseAddress, $0.count) }
+                    if count <= 0 { break }
+                    read += chunk[0..<count]
+                }
+                close(reading)
+                return read
+            }
+            var options = DownloadOptions()
+            options.connections = 4
+            let download = Download(url: origin.url("/clip.mp4"), to: .descriptor(writing), options: options)
+            let summary = try await download.run()
+            close(writing)
+            let read = await reader.value
+            #expect(sha256(read) == sha256(bytes))
+            #expect(summary.path == "/dev/fd/\(writing)")
+            #expect(origin.requests.filter { $0.path == "/clip.mp4" }.count > 2, "the file came over several connections")
+        }
+    }
+
+    @Test func aReaderThatLeavesFailsTheDownload() async throws {
+        try await withOrigin { origin, _ in
+            origin.publish("/clip.mp4", randomBytes(4 << 20, seed: 221), behavior: Self.throttled)
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            close(ends[0])  // nobody reads: the first write fails (EPIPE, SIGPIPE ignored)
+            defer { close(ends[1]) }
+            signal(SIGPIPE, SIG_IGN)
+            let download = Download(url: origin.url("/clip.mp4"), to: .descriptor(ends[1]))
+            do throws(DownloadError) {
+                _ = try await download.run()
+                Issue.record("the download went to a pipe nobody reads")
+            } catch {
+                guard case .outputNotWritable(let reason) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
+                #expect(reason.hasPrefix("/dev/fd/\(ends[1]): "), "\(reason)")
+            }
+        }
+    }
+}
