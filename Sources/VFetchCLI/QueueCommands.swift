@@ -74,20 +74,17 @@ struct ServerLocation: ParsableArguments {
     /// With no server: the queue as its last server saved it, said so; it goes on when one starts.
     private func savedQueue() throws -> [QueueAPI.Item] {
         let directory = location.cacheDirectory
-        guard let bytes = FileManager.default.contents(atPath: directory + "/queue.json") else {
+        let saved: [QueueAPI.Item]?
+        do { saved = try DownloadService.saved(inDirectory: directory) } catch {
+            writeStandardError("vfetch: \(error)\n")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        guard let saved else {
             _ = try connect()
             return []
         }
-        guard let queue = try? JSONDecoder().decode(DownloadQueue.self, from: bytes) else {
-            writeStandardError("vfetch: \(directory)/queue.json cannot be read (vfetch serve moves it aside when it starts)\n")
-            throw ExitCode(ExitStatus.failure.rawValue)
-        }
         writeStandardError("vfetch: no vfetch serve runs on \(directory): the queue as saved (it goes on when `vfetch serve` starts)\n")
-        return queue.items.map {
-            QueueAPI.Item(
-                id: $0.id, url: redactedURL($0.request.url), state: $0.state, output: $0.request.output, path: $0.path,
-                error: $0.error.map(redactingCredentials(in:)))
-        }
+        return saved
     }
 }
 

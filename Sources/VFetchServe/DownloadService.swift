@@ -293,12 +293,29 @@ package actor DownloadService {
 
     // MARK: - Telling and saving
 
+    /// The queue as the last server on the cache directory `directory` saved it, its items as the API shows
+    /// them but for what only a running download knows: for a client while no server runs. Nil when none was
+    /// saved; `badManifest` when it cannot be read (the next server moves it aside).
+    package static func saved(inDirectory directory: String) throws(DownloadError) -> [QueueAPI.Item]? {
+        let path = directory + "/queue.json"
+        guard let bytes = try? FileSystem.contents(at: path) else { return nil }
+        guard let queue = try? JSONDecoder().decode(DownloadQueue.self, from: Data(bytes)) else {
+            throw .badManifest("\(path): not a queue vfetch saved (vfetch serve moves it aside when it starts)")
+        }
+        return queue.items.map(describeSaved)
+    }
+
+    /// What the API shows of an item from its saved state alone.
+    private static func describeSaved(_ item: DownloadQueue.Item) -> QueueAPI.Item {
+        QueueAPI.Item(
+            id: item.id, url: redactedURL(item.request.url), state: item.state, output: item.request.output,
+            path: item.path, error: item.error.map { redactingCredentials(in: $0) })
+    }
+
     /// An item as the API shows it: without the URL's password (`queue.json` keeps it, to resume) and
     /// without the request's headers, which may carry credentials.
     private func describe(_ item: DownloadQueue.Item) -> QueueAPI.Item {
-        var described = QueueAPI.Item(
-            id: item.id, url: redactedURL(item.request.url), state: item.state, output: item.request.output,
-            path: item.path, error: item.error.map { redactingCredentials(in: $0) })
+        var described = Self.describeSaved(item)
         if let now = live[item.id] {
             described.bytesDone = now.bytesDone
             described.length = now.length

@@ -130,6 +130,19 @@ import Testing
         }
     }
 
+    /// With no server, `ls` reads the saved queue: a damaged one is one line and exit code 1, left as it is.
+    @Test func aDamagedSavedQueueIsOneLineWithoutAServer() async throws {
+        try await withOrigin { _, directory in
+            let damaged = #"{"items": ["#
+            try damaged.write(toFile: directory + "/queue.json", atomically: true, encoding: .utf8)
+            let listed = try await vfetch(["ls", "--cache-dir", directory])
+            #expect(listed.status == 1, "\(listed)")
+            #expect(listed.standardError.split(separator: "\n").count == 1, "\(listed.standardError)")
+            #expect(listed.standardError.contains("queue.json: not a queue vfetch saved"), "\(listed.standardError)")
+            #expect(try String(contentsOfFile: directory + "/queue.json", encoding: .utf8) == damaged)
+        }
+    }
+
     @Test func anOriginAskingToWaitAnHourFailsTheDownloadNamingIt() async throws {
         try await withOrigin { origin, directory in
             var hour = OriginBehavior()
