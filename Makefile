@@ -44,7 +44,7 @@ FUZZ_ITERATIONS ?= 100
 # The pure suites (parsers and policy: CPU work, nothing waited for) run in a pass of their own too: beside
 # the suites that drive real processes and sockets, their long synchronous tests held both of the cooperative
 # threads of a 2-core machine, and those suites' waits ran out.
-PURE_SUITES := VFetchCoreTests|VFetchStreamsTests
+PURE_SUITES := VFetchCoreTests|VFetchContainersTests|VFetchCacheTests|VFetchStreamsTests
 
 test:
 	scripts/install-deps.sh test

@@ -42,19 +42,27 @@ let package = Package(
         ),
         // HLS playlists and DASH manifests: parsed into one catalog of tracks and segments. Pure Swift
         // (DASH's XML through Foundation's XMLParser); knows no network.
-        .target(name: "VFetchStreams", dependencies: ["VFetchCore"]),
+        .target(name: "VFetchStreams", dependencies: ["VFetchCore", "VFetchContainers"]),
+        // Media containers read byte by byte, in pure Swift: MP4 boxes, Matroska's EBML, where a file's
+        // index lies, how a stream's segments are framed, and which container an output name asks for.
+        .target(name: "VFetchContainers", dependencies: ["VFetchCore"]),
         // The engine: owns libcurl and the files on disk; fetches a file or a stream's segments.
-        .target(name: "VFetchEngine", dependencies: ["VFetchCore", "VFetchStreams", "CCurl"]),
+        .target(name: "VFetchEngine", dependencies: ["VFetchCore", "VFetchContainers", "VFetchStreams", "CCurl"]),
+        // The player cache's directory: its entries (each a download's files), their index, kept
+        // playlists and the streams they make up.
+        .target(name: "VFetchCache", dependencies: ["VFetchEngine", "VFetchStreams", "VFetchCore"]),
         // Probes partial media files with libavformat: what is playable, which bytes are needed next.
-        .target(name: "VFetchMedia", dependencies: ["VFetchEngine", "VFetchCore", "CAVFormat"]),
+        .target(name: "VFetchMedia", dependencies: ["VFetchEngine", "VFetchContainers", "VFetchCore", "CAVFormat"]),
         // The public `import VFetch` API: a download of any URL (a file, or an HLS/DASH stream remuxed
         // into one file), built on the engine and the media layer.
-        .target(name: "VFetch", dependencies: ["VFetchEngine", "VFetchMedia", "VFetchStreams", "VFetchCore"]),
+        .target(
+            name: "VFetch", dependencies: ["VFetchEngine", "VFetchMedia", "VFetchStreams", "VFetchContainers", "VFetchCore"]),
         // `vfetch serve`: the player cache over HTTP (SwiftNIO).
         .target(
             name: "VFetchServe",
             dependencies: [
                 "VFetch",
+                "VFetchCache",
                 "VFetchEngine",
                 "VFetchCore",
                 "VFetchMedia",
@@ -70,6 +78,8 @@ let package = Package(
             name: "VFetchCLI",
             dependencies: [
                 "VFetch",
+                "VFetchCache",
+                "VFetchContainers",
                 "VFetchEngine",
                 "VFetchCore",
                 "VFetchMedia",
@@ -91,16 +101,20 @@ let package = Package(
         ),
         .executableTarget(name: "VFetchOrigin", dependencies: ["TestOrigin"]),
         .testTarget(name: "VFetchCoreTests", dependencies: ["VFetchCore"]),
+        .testTarget(name: "VFetchContainersTests", dependencies: ["VFetchContainers", "VFetchCore"]),
+        .testTarget(name: "VFetchCacheTests", dependencies: ["VFetchCache", "VFetchCore"]),
         .testTarget(name: "VFetchStreamsTests", dependencies: ["VFetchStreams"]),
         .testTarget(name: "VFetchTests", dependencies: ["VFetch", "VFetchServe", "VFetchEngine", "VFetchCore", "TestOrigin"]),
-        .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin", "VFetchCore", "VFetch", "VFetchServe"]),
-        .testTarget(name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchCore", "TestOrigin"]),
+        .testTarget(name: "VFetchCLITests", dependencies: ["TestOrigin", "VFetchCore", "VFetchCache", "VFetch", "VFetchServe"]),
+        .testTarget(
+            name: "VFetchMediaTests", dependencies: ["VFetchMedia", "VFetchContainers", "VFetchCache", "VFetchCore", "TestOrigin"]),
         // The cache entry's and the playlist's state machines and the request gate, driven directly, and the
         // server's disk threads.
         .testTarget(
             name: "VFetchServeTests",
             dependencies: [
                 "VFetchServe",
+                "VFetchCache",
                 "VFetchEngine",
                 "VFetchCore",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import VFetchContainers
 import VFetchCore
 import VFetchEngine
 import VFetchMedia

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import VFetchCache
 import VFetchCore
 import VFetchEngine
 import VFetchServe

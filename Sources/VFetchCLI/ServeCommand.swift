@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import VFetchCache
 import VFetchCore
 import VFetchEngine
 import VFetchServe

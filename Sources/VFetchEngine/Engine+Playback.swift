@@ -1,3 +1,4 @@
+import VFetchContainers
 import VFetchCore
 
 // `--playback-order`: the tail at once, the container's index as soon as the head says where it is, then playback order.

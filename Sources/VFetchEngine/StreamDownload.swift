@@ -1,4 +1,5 @@
 import Foundation
+import VFetchContainers
 import VFetchCore
 import VFetchStreams
 

@@ -1,3 +1,4 @@
+import VFetchContainers
 import VFetchCore
 
 /// Where a container keeps its header and index, and whether the index is complete: what the

@@ -1,3 +1,4 @@
+import VFetchContainers
 import VFetchCore
 
 /// The top-level layout of an MP4 file, as far as its box headers are present.

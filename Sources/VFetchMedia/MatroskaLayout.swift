@@ -1,3 +1,4 @@
+import VFetchContainers
 import VFetchCore
 
 /// What the element headers of a Matroska or WebM file say about its layout: the DocType, where

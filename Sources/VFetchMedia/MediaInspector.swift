@@ -1,5 +1,6 @@
 import CAVFormat
 import Foundation
+import VFetchContainers
 import VFetchCore
 import VFetchEngine
 

@@ -1,3 +1,4 @@
+import VFetchContainers
 import VFetchCore
 import VFetchEngine
 

@@ -1,4 +1,5 @@
 import CAVFormat
+import VFetchContainers
 import VFetchCore
 import VFetchEngine
 

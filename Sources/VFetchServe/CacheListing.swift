@@ -1,3 +1,4 @@
+import VFetchCache
 import VFetchCore
 import VFetchEngine
 

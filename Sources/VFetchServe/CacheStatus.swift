@@ -1,3 +1,4 @@
+import VFetchCache
 import VFetchCore
 
 /// What the player cache holds and serves right now, as `vfetch serve`'s `GET /status` answers it and

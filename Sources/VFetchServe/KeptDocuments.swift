@@ -1,5 +1,6 @@
 import NIOPosix
 import Synchronization
+import VFetchCache
 import VFetchCore
 import VFetchEngine
 

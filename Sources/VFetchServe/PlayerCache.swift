@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
+import VFetchCache
 import VFetchCore
 import VFetchEngine
 import VFetchMedia

@@ -1,4 +1,5 @@
 import Foundation
+import VFetchCache
 import VFetchCore
 import VFetchEngine
 import VFetchStreams

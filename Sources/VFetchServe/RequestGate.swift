@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import VFetchCache
 import VFetchCore
 import VFetchStreams
 

@@ -1,4 +1,5 @@
 import Foundation
+import VFetchContainers
 import VFetchCore
 
 /// A segment index box (`sidx`, ISO/IEC 14496-12 8.16.3): where each subsegment (fragment) of a

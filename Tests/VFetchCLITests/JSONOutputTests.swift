@@ -2,6 +2,7 @@ import Foundation
 import TestOrigin
 import Testing
 import VFetch
+import VFetchCache
 import VFetchCore
 import VFetchServe
 

@@ -1,6 +1,7 @@
 import Foundation
 import TestOrigin
 import Testing
+import VFetchContainers
 import VFetchCore
 import VFetchMedia
 

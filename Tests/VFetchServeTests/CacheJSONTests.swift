@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VFetchCache
 import VFetchCore
 
 @testable import VFetchServe

@@ -1,5 +1,6 @@
 import NIOHTTP1
 import Testing
+import VFetchCache
 import VFetchCore
 
 @testable import VFetchServe

@@ -2,6 +2,7 @@ import Foundation
 import NIOPosix
 import Synchronization
 import Testing
+import VFetchCache
 import VFetchCore
 import VFetchEngine
 

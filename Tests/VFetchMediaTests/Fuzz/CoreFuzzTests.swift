@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VFetchCache
 import VFetchCore
 
 /// Random and damaged input to VFetchCore's parsers of what servers send and what lies on disk:

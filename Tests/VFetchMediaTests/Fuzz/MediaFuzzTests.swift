@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VFetchContainers
 import VFetchCore
 
 @testable import VFetchMedia

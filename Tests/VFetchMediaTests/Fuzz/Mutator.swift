@@ -1,3 +1,4 @@
+import VFetchContainers
 /// Where a valid input keeps the fields worth damaging: size fields and numbers.
 struct Landmarks: Sendable {
     enum SizeField: Sendable {

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import VFetchContainers
 @testable import VFetchCore
 
 @Suite struct MP4BoxesTests {

@@ -1,5 +1,6 @@
 import Foundation
 import VFetchCore
+import VFetchEngine
 import VFetchStreams
 
 extension CacheDirectory {

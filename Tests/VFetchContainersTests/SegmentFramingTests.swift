@@ -1,4 +1,5 @@
 import Testing
+import VFetchContainers
 import VFetchCore
 
 /// The framing check that catches a segment cut short or replaced before it is remuxed.

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import VFetchContainers
 @testable import VFetchCore
 
 struct OutputContainerTests {

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import VFetchCache
 @testable import VFetchCore
 
 struct KeptPlaylistTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import VFetchCache
 @testable import VFetchCore
 
 @Suite struct CachedStreamTests {

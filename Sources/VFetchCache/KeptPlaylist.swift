@@ -1,4 +1,5 @@
 import Foundation
+import VFetchCore
 
 /// The last good body of a VOD playlist or a static DASH manifest, as the player cache keeps it so a
 /// stream plays again with its origin out of reach: the origin's bytes (rewritten when answered, for

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import VFetchContainers
 @testable import VFetchCore
 
 /// Where the index is, from the bytes a download has so far: MP4 with `moov` first or last,

@@ -1,4 +1,5 @@
 import Foundation
+import VFetchCore
 
 /// What a player cache entry holds, as `vfetch cache ls` says it.
 package enum CacheEntryState: Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VFetchCore
+import VFetchEngine
 
 /// The player cache on disk: per entry `ID.part` and `ID.vfetch` (a `vfetch get` side file and its
 /// manifest, kept when complete), an `index.json` of keys and last accesses, and a `lock` held by

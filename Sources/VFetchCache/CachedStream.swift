@@ -1,3 +1,4 @@
+import VFetchCore
 /// A stream in the player cache, as `vfetch cache ls` and serve's `/status` show it: one entry for an
 /// HLS master playlist (or a DASH manifest, or a media playlist played alone) and every file of it
 /// serve cached (segments, init sections, keys), with the playlists serve kept of it.

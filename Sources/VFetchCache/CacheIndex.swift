@@ -1,4 +1,5 @@
 import Foundation
+import VFetchCore
 
 /// The player cache's list of entries: which remote file each is and when it was last read.
 ///
