@@ -78,13 +78,7 @@ struct CacheCommand: ParsableCommand {
 
         func run() throws {
             guard let directory = try CacheCommand.openUnlessServed(location) else { return try removeThroughServer() }
-            var missing: [String] = []
-            for name in entries {
-                let ids = directory.ids(named: name)
-                if ids.isEmpty { missing.append(name) }
-                for id in ids { directory.remove(id) }
-            }
-            directory.save()
+            let missing = entries.filter { !directory.remove(named: $0) }
             if !missing.isEmpty {
                 writeStandardError("vfetch: not in the cache: \(missing.map(redactedURL).joined(separator: ", "))\n")
                 throw ExitCode(ExitStatus.failure.rawValue)
@@ -113,9 +107,7 @@ struct CacheCommand: ParsableCommand {
 
         func run() throws {
             guard let directory = try CacheCommand.openUnlessServed(location) else { return try clearThroughServer() }
-            for entry in directory.entries() { directory.remove(entry.id) }
-            for id in directory.keptPlaylists() { directory.remove(id) }
-            directory.save()
+            directory.clear()
         }
 
         /// The cache's server holds it: every entry is removed as `rm` removes them through the server,
@@ -144,10 +136,7 @@ struct CacheCommand: ParsableCommand {
                         + "(stop it to gc to another size; `vfetch cache clear` and `rm` work while it runs)\n")
                 throw ExitCode(ExitStatus.busy.rawValue)
             }
-            // Files without a readable manifest hold nothing a server could serve.
-            for entry in directory.entries() where entry.length == nil { directory.remove(entry.id) }
-            let evicted = directory.evict(toFit: maxCacheSize.bytes, inUse: [])
-            directory.save()
+            let evicted = directory.collect(toFit: maxCacheSize.bytes)
             print("evicted \(evicted.count) entries")
         }
     }

@@ -227,6 +227,32 @@ package final class CacheDirectory: Sendable {
         return chosen
     }
 
+    /// Removes the entries `name` (an ID, or the URL or key they were read by) names, and saves the index:
+    /// false when it names none. For a directory no server holds (`vfetch cache rm`).
+    package func remove(named name: String) -> Bool {
+        let ids = ids(named: name)
+        for id in ids { remove(id) }
+        save()
+        return !ids.isEmpty
+    }
+
+    /// Removes every entry and kept playlist, and saves the index (`vfetch cache clear`).
+    package func clear() {
+        for entry in entries() { remove(entry.id) }
+        for id in keptPlaylists() { remove(id) }
+        save()
+    }
+
+    /// Removes the entries without a readable manifest (they hold nothing a server could serve), then evicts
+    /// the least recently used until the cache fits in `maxBytes`, and saves the index (`vfetch cache gc`):
+    /// the IDs evicted.
+    package func collect(toFit maxBytes: Int64) -> [String] {
+        for entry in entries() where entry.length == nil { remove(entry.id) }
+        let evicted = evict(toFit: maxBytes, inUse: [])
+        save()
+        return evicted
+    }
+
     /// Writes the index if it changed (atomically, like a manifest). Saves run one at a time, so an
     /// older snapshot never lands after a newer one (and they never share the temporary file).
     package func save() {
