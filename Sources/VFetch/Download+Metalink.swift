@@ -7,7 +7,7 @@ import VFetchStreams
 extension Download {
     /// A download of the file the local Metalink v4 file at `path` (`.meta4`) describes: from its URLs
     /// at once (the first as the primary, the others and `options.mirrors` as mirrors), into its name
-    /// when `destination` is a directory, its size and SHA-256 checked.
+    /// when `destination` is a directory (made if missing), its size and SHA-256 checked.
     ///
     /// - Throws: `DownloadError.badManifest` for a file that cannot be read or is not a Metalink file;
     ///   `DownloadError.checksumMismatch` when `options.sha256` is not the file's hash.
@@ -20,7 +20,13 @@ extension Download {
         } catch {
             throw .badManifest("\(path): \(error)")
         }
-        self.init(url: document.urls[0], to: .file(destination.path { document.name }), options: try options.following(document))
+        var target = destination
+        if case .directory(let directory) = destination {
+            // As a URL's download into a directory: it is made, and those above it.
+            do throws(Errno) { try FileSystem.makeDirectories(directory) } catch { throw .outputNotWritable("\(directory): \(error)") }
+            target = .file(destination.path { document.name })
+        }
+        self.init(url: document.urls[0], to: target, options: try options.following(document))
     }
 
     /// The first `limit` bytes of a local file (or all, if fewer): a hostile path (a device, a huge file) costs no more.

@@ -323,8 +323,8 @@ public final class Download: Sendable {
         let relay = Task {
             // The file part's `finished` is this download's; a stream's comes after the remux.
             for await event in events {
-                let event = relayed(event)
                 playable?.observe(event)
+                let event = relayed(event)
                 if case .progress(var progress) = event, let playable {
                     progress.playableTo = playable.playableTo
                     continuation.yield(.progress(progress))

@@ -21,7 +21,8 @@ public final class DownloadList: Sendable {
     public let options: DownloadOptions
     /// How many download at once at most.
     public let maxConcurrent: Int
-    /// Each download's events and end, as they happen; ends when ``run()`` returns.
+    /// Each download's events and end, as they happen; ends when ``run()`` returns. None is dropped (an
+    /// end is never lost), so read it while the list runs.
     public let updates: AsyncStream<Update>
     private let continuation: AsyncStream<Update>.Continuation
 
@@ -46,7 +47,7 @@ public final class DownloadList: Sendable {
         self.directory = directory
         self.options = options
         self.maxConcurrent = max(1, maxConcurrent)
-        (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Downloads every URL; call once. Answers each URL's result, in the order of ``urls``: nil for one

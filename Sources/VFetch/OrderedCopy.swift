@@ -32,15 +32,15 @@ final class OrderedCopy: Sendable {
             throw .outputNotWritable("cannot make a temporary directory: \(String(cString: strerror(errno)))")
         }
         directory = String(cString: made)
-        Self.removedAtExit.withLock { directories in
-            // A second Ctrl-C exits at once, through `exit`, past every `defer`.
-            if directories.isEmpty { atexit { OrderedCopy.removeAll() } }
-            directories.append(directory)
-        }
+        // A second Ctrl-C exits at once, through `exit`, past every `defer`.
+        Self.cleanUpAtExit
+        Self.removedAtExit.withLock { $0.append(directory) }
     }
 
     /// The temporary directories to remove however this process exits.
     private static let removedAtExit = Mutex<[String]>([])
+    /// Registers `removeAll` to run at exit, once per process.
+    private static let cleanUpAtExit: Void = { atexit { OrderedCopy.removeAll() } }()
 
     private static func removeAll() {
         for directory in removedAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: directory) }

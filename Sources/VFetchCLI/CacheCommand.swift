@@ -78,7 +78,7 @@ struct CacheCommand: ParsableCommand {
 
         func run() throws {
             guard let directory = try CacheCommand.openUnlessServed(location) else { return try removeThroughServer() }
-            let missing = entries.filter { !directory.remove(named: $0) }
+            let missing = directory.remove(named: entries)
             if !missing.isEmpty {
                 writeStandardError("vfetch: not in the cache: \(missing.map(redactedURL).joined(separator: ", "))\n")
                 throw ExitCode(ExitStatus.failure.rawValue)

@@ -11,12 +11,11 @@ extension GetCommand {
     /// `-o -` and `-o /dev/stdout`, as curl: the file goes to standard output (`| mpv -`).
     static func namesStandardOutput(_ path: String) -> Bool { path == "-" || path == "/dev/stdout" }
 
-    /// `get -o -`: the library's `Destination.descriptor`, the file in order on standard output as it arrives
-    /// over many connections. Messages go to stderr only.
-    func runToStandardOutput(reporter: any ProgressReporter) async throws {
+    /// `get -o -`: `download` goes to `Destination.descriptor`, the file in order on standard output as it
+    /// arrives over many connections. Messages go to stderr only.
+    func runToStandardOutput(_ download: Download, reporter: any ProgressReporter) async throws {
         // A reader that quits (`| head`) is a failed write, said and cleaned up, not a silent death.
         signal(SIGPIPE, SIG_IGN)
-        let download = Download(url: url, to: .descriptor(STDOUT_FILENO), options: downloadOptions)
         Interrupts.onInterrupt { download.cancel() }
         defer { Interrupts.onInterrupt(nil) }
         let printing = Task {
@@ -35,16 +34,8 @@ extension GetCommand {
             throw ExitCode.validationFailure
         } catch {
             await printing.value
-            reporter.failed(Self.shown(error))
+            reporter.failed(error)
             throw ExitCode(ExitStatus(error).rawValue)
         }
-    }
-
-    /// What the user reads: the file is written to standard output, not to `/dev/fd/1`.
-    private static let shownPath = Destination.descriptor(STDOUT_FILENO).path { "" }
-
-    private static func shown(_ error: DownloadError) -> DownloadError {
-        guard case .outputNotWritable(let reason) = error, reason.hasPrefix(shownPath + ":") else { return error }
-        return .outputNotWritable("standard output" + reason.dropFirst(shownPath.count))
     }
 }

@@ -161,9 +161,7 @@ struct GetCommand: AsyncParsableCommand {
         }
         if !(1...64).contains(maxDownloads) { throw ValidationError("--max-downloads must be between 1 and 64") }
         if output != nil, directory != nil { throw ValidationError("use either -o or -d, not both") }
-        if let output, Self.namesStandardOutput(output), metalinkFile != nil {
-            throw ValidationError("-o \(output) writes one URL's answer, not the file a Metalink file describes: give -o FILE")
-        }
+        if listFormats, metalinkFile != nil { throw ValidationError("-F lists the formats of a URL, not of a Metalink file") }
         if let output, Self.namesStandardOutput(output), json {
             throw ValidationError("--json prints on standard output, where -o \(output) writes the file")
         }
@@ -232,8 +230,9 @@ struct GetCommand: AsyncParsableCommand {
         // As aria2c and wget: `-d` makes its directory, and those above it; `-o` with --create-dirs, as curl.
         let parent = output.flatMap { createDirectories && $0.contains("/") ? String($0[..<$0.lastIndex(of: "/")!]) : nil }
         if let made = directory ?? parent, !made.isEmpty { try makeDirectories(made) }
-        if let output, Self.namesStandardOutput(output) { return try await runToStandardOutput(reporter: makeReporter()) }
-        let destination: Destination = output.map { .file($0) } ?? .directory(directory ?? ".")
+        let toStandardOutput = output.map(Self.namesStandardOutput) ?? false
+        let destination: Destination =
+            toStandardOutput ? .descriptor(STDOUT_FILENO) : output.map { .file($0) } ?? .directory(directory ?? ".")
         let reporter = makeReporter()
         let download: Download
         do throws(DownloadError) {
@@ -246,6 +245,7 @@ struct GetCommand: AsyncParsableCommand {
             reporter.failed(error)
             throw ExitCode(ExitStatus(error).rawValue)
         }
+        if toStandardOutput { return try await runToStandardOutput(download, reporter: reporter) }
         Interrupts.onInterrupt { download.cancel() }
         defer { Interrupts.onInterrupt(nil) }
         let printing = Task {

@@ -122,16 +122,16 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.maxCacheSize = maxCacheSize.bytes
         configuration.prefetch = prefetch
-        configuration.options.connections = connections
-        configuration.options.headers = header
-        configuration.options.publicAddressesOnly = denyPrivate
-        configuration.options.maxRetryWait = maxRetryWait
+        configuration.cacheOptions.connections = connections
+        configuration.cacheOptions.headers = header
+        configuration.cacheOptions.publicAddressesOnly = denyPrivate
+        configuration.cacheOptions.maxRetryWait = maxRetryWait
         configuration.allowedOrigins = allowOrigin
         configuration.maxDownloads = maxDownloads
         configuration.maxDownloadSpeed = maxSpeed?.bytes
         configuration.onComplete = onComplete
-        configuration.downloadOptions.maxRetryWait = maxRetryWait
-        configuration.downloadOptions.headers = header  // each download adds its own
+        configuration.queueOptions.maxRetryWait = maxRetryWait
+        configuration.queueOptions.headers = header  // each download adds its own
         configuration.clientTimeout = .milliseconds(Int64(clientTimeout * 1000))
         let server: PlayerCacheServer
         do {

@@ -227,13 +227,17 @@ package final class CacheDirectory: Sendable {
         return chosen
     }
 
-    /// Removes the entries `name` (an ID, or the URL or key they were read by) names, and saves the index:
-    /// false when it names none. For a directory no server holds (`vfetch cache rm`).
-    package func remove(named name: String) -> Bool {
-        let ids = ids(named: name)
-        for id in ids { remove(id) }
+    /// Removes the entries `names` (IDs, or the URLs or keys they were read by) name, and saves the index:
+    /// the names that name none. For a directory no server holds (`vfetch cache rm`).
+    package func remove(named names: [String]) -> [String] {
+        var missing: [String] = []
+        for name in names {
+            let ids = ids(named: name)
+            if ids.isEmpty { missing.append(name) }
+            for id in ids { remove(id) }
+        }
         save()
-        return !ids.isEmpty
+        return missing
     }
 
     /// Removes every entry and kept playlist, and saves the index (`vfetch cache clear`).

@@ -115,7 +115,9 @@ public enum Destination: Sendable, Equatable {
     /// removed at the end. A plain file only: an HLS or DASH stream throws `DownloadError.segmentedStream`,
     /// a Metalink answer `DownloadError.metalink`. Nothing is resumed, and `Download.pause()` does nothing.
     /// A reader that closes a pipe fails the download; ignore `SIGPIPE` to get that error instead of the
-    /// signal's end of the process.
+    /// signal's end of the process. A reader that stops reading holds the download's end (the copy waits
+    /// in `write`). The descriptor stays open: it is the caller's. A checksum (`DownloadOptions.sha256`)
+    /// is checked once every byte was written to it.
     case descriptor(Int32)
 
     /// The output's path: the file's, or `name` (asked for only then) in the directory.

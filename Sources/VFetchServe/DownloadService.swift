@@ -63,7 +63,7 @@ package actor DownloadService {
 
     /// Loads the saved queue, if any; `start()` then resumes it.
     package init(directory: String, settings: Settings) {
-        queuePath = directory + "/queue.json"
+        queuePath = Self.queuePath(inDirectory: directory)
         self.settings = settings
         guard let bytes = try? FileSystem.contents(at: queuePath) else { return }
         do {
@@ -297,13 +297,16 @@ package actor DownloadService {
     /// them but for what only a running download knows: for a client while no server runs. Nil when none was
     /// saved; `badManifest` when it cannot be read (the next server moves it aside).
     package static func saved(inDirectory directory: String) throws(DownloadError) -> [QueueAPI.Item]? {
-        let path = directory + "/queue.json"
+        let path = queuePath(inDirectory: directory)
         guard let bytes = try? FileSystem.contents(at: path) else { return nil }
         guard let queue = try? JSONDecoder().decode(DownloadQueue.self, from: Data(bytes)) else {
             throw .badManifest("\(path): not a queue vfetch saved (vfetch serve moves it aside when it starts)")
         }
         return queue.items.map(describeSaved)
     }
+
+    /// Where the queue of the cache directory `directory` is saved.
+    private static func queuePath(inDirectory directory: String) -> String { directory + "/queue.json" }
 
     /// What the API shows of an item from its saved state alone.
     private static func describeSaved(_ item: DownloadQueue.Item) -> QueueAPI.Item {

@@ -41,8 +41,12 @@ package final class PlayerCache: Sendable {
         /// Of those, the bytes of entries nobody used then: what the next check could evict.
         var evictable: Int64 = 0
         var sinceTrim: Int64 = 0
-        /// Whether `grew` stopped the downloads since the last check.
+        /// Whether the downloads are stopped until a check finds room.
         var stopped = false
+
+        /// Whether even evicting every entry nobody used could not keep what may arrive before the next
+        /// check under `maxBytes`.
+        func mustStop(maxBytes: Int64, margin: Int64) -> Bool { total - evictable + sinceTrim + margin / 2 >= maxBytes }
     }
     /// Keys whose origin failed lately, with the message and until when it is given again without
     /// asking the origin: a player retrying a dead URL gets it at once, and failed URLs leave nothing
@@ -217,6 +221,8 @@ package final class PlayerCache: Sendable {
         trimming.withLock { full in
             let maxBytes = maxBytes
             let margin = Self.margin(maxBytes)
+            // Growth from now on is not in `sizes`: it stays counted for `grew` after this check.
+            let grownBefore = growth.withLock { $0.sinceTrim }
             let sizes = directory.diskUsage()
             // Chosen and removed under the lock, so no reader can pick up an entry on its way out.
             let (evicted, live, needed, inUse) = entries.withLock { entries in
@@ -245,12 +251,19 @@ package final class PlayerCache: Sendable {
             let total = sizes.filter { !evicted.contains($0.key) }.values.reduce(0, +) + room
             // Nothing more once even what may arrive before the next check would pass the limit;
             // readers only once what the downloads still fetch would not fit.
-            let allowance: CacheEntry.Allowance =
+            var allowance: CacheEntry.Allowance =
                 total + margin / 2 >= maxBytes
                 ? .nothing : total + needed > maxBytes ? .readersOnly : .prefetch
-            for entry in live { entry.allow(allowance) }
             let evictable = sizes.filter { !evicted.contains($0.key) && !inUse.contains($0.key) }.values.reduce(0, +)
-            growth.withLock { $0 = Growth(total: total, evictable: evictable) }
+            // What arrived while this check ran may already call for the stop `grew` makes: it stays.
+            let stopped = growth.withLock { growth in
+                let since = max(0, growth.sinceTrim - grownBefore)
+                growth = Growth(total: total, evictable: evictable, sinceTrim: since)
+                growth.stopped = growth.mustStop(maxBytes: maxBytes, margin: margin)
+                return growth.stopped
+            }
+            if stopped { allowance = .nothing }
+            for entry in live { entry.allow(allowance) }
             if allowance == .nothing, !full {
                 let limit = humanSize(maxBytes)
                 ServeLog.cache.notice(
@@ -320,7 +333,7 @@ package final class PlayerCache: Sendable {
         let (maxBytes, margin) = (maxBytes, margin)
         let (due, stop) = growth.withLock { growth in
             growth.sinceTrim += bytes
-            let stop = !growth.stopped && growth.total - growth.evictable + growth.sinceTrim + margin / 2 >= maxBytes
+            let stop = !growth.stopped && growth.mustStop(maxBytes: maxBytes, margin: margin)
             if stop { growth.stopped = true }
             return (growth.sinceTrim >= margin / 2, stop)
         }

@@ -61,7 +61,7 @@ public final class PlayerCacheServer: Sendable {
         /// What the cache fetches beyond what players read.
         public var prefetch = Prefetch.full
         /// How the cache's requests go out (headers, connections, private addresses refused …).
-        public var options = DownloadOptions()
+        public var cacheOptions = DownloadOptions()
         /// Web origins (`https://app.example`, or `*`) whose pages may read through the cache.
         public var allowedOrigins: [String] = []
         /// How many background downloads (``add(_:to:format:mirrors:)``) run at once.
@@ -71,7 +71,7 @@ public final class PlayerCacheServer: Sendable {
         /// A command run after each finished background download, as `CMD PATH URL` through `sh -c`.
         public var onComplete: String?
         /// How the background downloads' requests go out.
-        public var downloadOptions = DownloadOptions()
+        public var queueOptions = DownloadOptions()
         /// A connection idle this long, or whose client reads nothing for this long, is closed.
         public var clientTimeout: Duration = .seconds(30)
 
@@ -91,30 +91,31 @@ public final class PlayerCacheServer: Sendable {
         var configuration = Configuration(directory: path)
         configuration.maxCacheSize = maxCacheSize
         configuration.port = port
-        configuration.options = options
+        configuration.cacheOptions = options
         return try await start(configuration)
     }
 
     /// Opens the cache directory and listens as `configuration` says; `server.json` in the directory then names
     /// this server, for ``RunningServer/find(cacheDirectory:)``. Throws `DownloadError` for a cache directory
-    /// that cannot be used (`busy`: another server holds it), ``CannotListen`` for the address.
+    /// that cannot be used (`busy`: another server holds it), ``CannotListen`` for the address,
+    /// ``InvalidConfiguration`` for settings it cannot serve by.
     public static func start(_ configuration: Configuration) async throws -> PlayerCacheServer {
         let crossOrigin: CrossOriginPolicy
         do { crossOrigin = try CrossOriginPolicy(allowing: configuration.allowedOrigins) } catch {
-            throw CannotListen(description: error.description)
+            throw InvalidConfiguration(description: error.description)
         }
         let directory = try CacheDirectory(path: configuration.directory)
         let token = try directory.accessToken()
         var settings = PlayerCache.Settings()
         settings.maxBytes = configuration.maxCacheSize
         settings.prefetch = configuration.prefetch
-        settings.download = configuration.options
+        settings.download = configuration.cacheOptions
         let cache = PlayerCache(directory: directory, settings: settings)
         var queueSettings = DownloadService.Settings()
         queueSettings.maxConcurrent = configuration.maxDownloads
         queueSettings.maxBytesPerSecond = configuration.maxDownloadSpeed
         queueSettings.onComplete = configuration.onComplete
-        queueSettings.download = configuration.downloadOptions
+        queueSettings.download = configuration.queueOptions
         let downloads = DownloadService(directory: configuration.directory, settings: queueSettings)
         let (host, port) = (configuration.host, configuration.port)
         do {
@@ -129,6 +130,12 @@ public final class PlayerCacheServer: Sendable {
             directory.unlock()
             throw CannotListen(description: "cannot listen on \(host):\(port): \(CacheServer.reason(listening: error))")
         }
+    }
+
+    /// `start(_:)` was given a configuration it cannot serve by, such as an allowed origin that is no origin.
+    public struct InvalidConfiguration: Error, CustomStringConvertible {
+        /// What is wrong with it.
+        public let description: String
     }
 
     /// `start` found the port taken (or not allowed).

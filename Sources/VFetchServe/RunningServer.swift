@@ -25,7 +25,7 @@ public struct RunningServer: Sendable, Equatable {
         let path = recordPath(cacheDirectory)
         guard let data = FileManager.default.contents(atPath: path),
             let record = try? JSONDecoder().decode(Record.self, from: data),
-            kill(pid_t(record.pid), 0) == 0 || errno == EPERM,
+            let pid = pid_t(exactly: record.pid), pid > 0, kill(pid, 0) == 0 || errno == EPERM,
             let token = CacheDirectory.readToken(cacheDirectory: cacheDirectory), canConnect(host: record.host, port: record.port)
         else { return nil }
         let nonce = ServerProof.nonce()
@@ -35,7 +35,7 @@ public struct RunningServer: Sendable, Equatable {
             throw Impostor(
                 description: "\(record.host):\(record.port), named in \(path), is not this cache's server; its token was not sent")
         }
-        return RunningServer(url: record.url, port: record.port, pid: Int32(record.pid))
+        return RunningServer(url: record.url, port: record.port, pid: pid)
     }
 
     /// What listens where a cache directory's record says its server does is not that server.

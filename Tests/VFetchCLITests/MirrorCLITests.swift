@@ -164,10 +164,29 @@ import Testing
         }
     }
 
-    @Test func aMetalinkFileIsNotWrittenToStandardOutput() async throws {
-        let run = try await vfetch(["get", "--metalink", "film.meta4", "-o", "-"])
+    /// `-o -` writes the file a Metalink file describes to standard output, from its URLs, its hash checked.
+    @Test func aMetalinkFileGoesToStandardOutput() async throws {
+        try await withOrigin { origin, directory in
+            let bytes = randomBytes(2 << 20, seed: 41)
+            origin.publish("/a/film.mp4", bytes, behavior: throttled(1 << 20))
+            origin.publish("/b/film.mp4", bytes)
+            let file = directory + "/film.meta4"
+            try Self.metalink(
+                name: "film.mp4", size: bytes.count, sha256: sha256(bytes), urls: [origin.url("/a/film.mp4"), origin.url("/b/film.mp4")]
+            ).write(toFile: file, atomically: true, encoding: .utf8)
+            let command = "'\(vfetchBinary)' get --metalink '\(file)' -o - -c 4 | sha256sum > '\(directory)/digest'"
+            let run = try await run("/bin/bash", ["-c", "set -o pipefail; " + command])
+            #expect(run.status == 0, "\(run.standardError)")
+            let printed = try String(contentsOfFile: directory + "/digest", encoding: .utf8).prefix(64)
+            #expect(String(printed) == sha256(bytes), "\(run.standardError)")
+            #expect(!exists(directory + "/film.mp4"))
+        }
+    }
+
+    @Test func formatsAreListedForAURLNotAMetalinkFile() async throws {
+        let run = try await vfetch(["get", "--metalink", "film.meta4", "-F"])
         #expect(run.status == 64)
-        #expect(run.standardError.contains("not the file a Metalink file describes"), "\(run.standardError)")
+        #expect(run.standardError.contains("not of a Metalink file"), "\(run.standardError)")
     }
 
     @Test func aBadMetalinkFileIsOneLineAndExitCodeOne() async throws {
