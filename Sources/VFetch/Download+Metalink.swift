@@ -20,12 +20,8 @@ extension Download {
         } catch {
             throw .badManifest("\(path): \(error)")
         }
-        var target = destination
-        if case .directory(let directory) = destination {
-            // As a URL's download into a directory: it is made, and those above it.
-            do throws(Errno) { try FileSystem.makeDirectories(directory) } catch { throw .outputNotWritable("\(directory): \(error)") }
-            target = .file(destination.path { document.name })
-        }
+        try Self.makeDirectory(of: destination)
+        let target: Destination = if case .directory = destination { .file(destination.path { document.name }) } else { destination }
         self.init(url: document.urls[0], to: target, options: try options.following(document))
     }
 

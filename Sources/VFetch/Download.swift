@@ -93,12 +93,7 @@ public final class Download: Sendable {
         var fileOptions = options
         fileOptions.detectsStreams = true
         var destination = destination
-        if case .directory(let directory) = destination {
-            // As aria2c and wget: the directory is made, and those above it (`get -d` and the queue alike).
-            do throws(Errno) { try FileSystem.makeDirectories(directory) } catch {
-                throw .outputNotWritable("\(directory): \(error)")
-            }
-        }
+        try Self.makeDirectory(of: destination)
         if options.continuePartialFile, !options.overwrite, let (path, prefix) = try await adoptPartialFile() {
             destination = .file(path)
             fileOptions.adoptedPrefix = prefix
@@ -110,6 +105,15 @@ public final class Download: Sendable {
             return try await runStream()
         } catch .metalink {
             return try await runMetalink()
+        }
+    }
+
+    /// As aria2c and wget: a destination directory is made, and those above it (`get -d`, the queue and a
+    /// Metalink file's download alike).
+    static func makeDirectory(of destination: Destination) throws(DownloadError) {
+        guard case .directory(let directory) = destination else { return }
+        do throws(Errno) { try FileSystem.makeDirectories(directory) } catch {
+            throw .outputNotWritable("\(directory): \(error)")
         }
     }
 
