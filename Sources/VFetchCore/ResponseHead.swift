@@ -38,6 +38,13 @@ package struct ResponseHead: Sendable, Equatable {
 
     package var isRedirect: Bool { (300..<400).contains(status) && header("location") != nil }
 
+    /// What names this version of the resource in an `If-Range`: a strong ETag, else `Last-Modified`; nil
+    /// when neither (a weak ETag never proves two copies byte for byte equal).
+    package var rangeValidator: String? {
+        if let etag = header("etag"), !etag.isEmpty, !etag.hasPrefix("W/") { return etag }
+        return header("last-modified")
+    }
+
     package static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
         lhs.status == rhs.status && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
     }

@@ -96,6 +96,33 @@ package enum FileSystem {
 
     // MARK: - Reading and writing
 
+    /// The `BlockTag` of the sampled bytes of `range` (`BlockTag.sampled`) as the file holds them now (fewer past
+    /// its end), read into `buffer`, which grows as needed and may be kept for the next call.
+    package static func sampledTag(of range: Range<Int64>, in fd: Int32, buffer: inout [UInt8]) throws(Errno) -> UInt32 {
+        let parts = BlockTag.sampled(range)
+        let count = Int(parts.reduce(0) { $0 + $1.count })
+        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
+        let result = buffer.withUnsafeMutableBytes { buffer -> Result<UInt32, Errno> in
+            var done = 0
+            for part in parts {
+                var offset = part.lowerBound
+                while offset < part.upperBound {
+                    let read: Int
+                    do throws(Errno) {
+                        read = try Self.read(
+                            fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done..<done + Int(part.upperBound - offset)]),
+                            at: offset)
+                    } catch { return .failure(error) }
+                    if read == 0 { break }
+                    done += read
+                    offset += Int64(read)
+                }
+            }
+            return .success(BlockTag.of(UnsafeRawBufferPointer(rebasing: buffer[0..<done])))
+        }
+        return try result.get()
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`; how many were read (0 at the end of the file).
     /// The corresponding call is `pread`, again when interrupted.
     package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(Errno) -> Int {

@@ -84,28 +84,9 @@ final class OutputFile {
 
     /// The `BlockTag` of the bytes in `range` as the file holds them now (fewer past its end).
     func tag(of range: Range<Int64>) throws(DownloadError) -> UInt32 {
-        let parts = BlockTag.sampled(range)
-        let count = Int(parts.reduce(0) { $0 + $1.count })
-        if tagBuffer.count < count { tagBuffer = [UInt8](repeating: 0, count: count) }
-        let result = tagBuffer.withUnsafeMutableBytes { buffer -> Result<UInt32, DownloadError> in
-            var done = 0
-            for part in parts {
-                var offset = part.lowerBound
-                while offset < part.upperBound {
-                    let read: Int
-                    do throws(DownloadError) {
-                        read = try self.read(
-                            into: UnsafeMutableRawBufferPointer(rebasing: buffer[done..<done + Int(part.upperBound - offset)]),
-                            at: offset)
-                    } catch { return .failure(error) }
-                    if read == 0 { break }
-                    done += read
-                    offset += Int64(read)
-                }
-            }
-            return .success(BlockTag.of(UnsafeRawBufferPointer(rebasing: buffer[0..<done])))
+        do { return try FileSystem.sampledTag(of: range, in: descriptor, buffer: &tagBuffer) } catch {
+            throw .forOutput(FileSystemError(error, path: path))
         }
-        return try result.get()
     }
 
     /// Takes over what an earlier run left durable (from its manifest).

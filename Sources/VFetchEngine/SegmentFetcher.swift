@@ -19,6 +19,22 @@ final class SegmentFetcher {
         /// Where the body goes as it arrives, at its offsets: this file (created afresh), so that memory holds
         /// no segment, however large and however many connections; nil: memory (small documents).
         var file: String?
+        /// Bytes of the file an earlier run left, synced, which are not asked for again (the plan's `held`).
+        var held = ByteRangeSet()
+        /// The length of the fetch, when known before asking: a byte range's, or a held fetch's.
+        var length: Int64?
+        /// The version the held bytes came from (`ResponseHead.rangeValidator`): the rest is asked for with it
+        /// as `If-Range`, so another version comes whole rather than spliced in.
+        var validator: String?
+    }
+
+    /// What a checkpoint found synced of a fetch still arriving (`Request.file`): its `bytes` of `length`,
+    /// of the version `validator`. Recorded, they let a killed run ask only for the rest.
+    struct Arrived {
+        var fetch: Int
+        var length: Int64
+        var validator: String
+        var bytes: ByteRangeSet
     }
 
     /// A finished body: what the request named, where it ended up after redirects, and its type.
@@ -37,6 +53,7 @@ final class SegmentFetcher {
     }
 
     let driver: Driver
+    private let options: DownloadOptions
     private let headers: HeaderList
     /// Each fetch's latest failed request, by fetch: what kind of failure gave a fetch up, which the
     /// plan's reason (a line of text) no longer tells.
@@ -45,6 +62,7 @@ final class SegmentFetcher {
     /// `urgent`: a player waits on the first request (see `HostBudget`).
     init(options: DownloadOptions, signal: CancelSignal, urgent: Bool = false) throws(DownloadError) {
         driver = try Driver(options: options, signal: signal, urgent: urgent)
+        self.options = options
         headers = HeaderList(requestsFor: options)
     }
 
@@ -62,23 +80,39 @@ final class SegmentFetcher {
     /// Fetches every request the plan starts, until the plan is finished or fails. `deliver` gets each
     /// fetch's body, its pieces put together, on this thread, and may refuse it (an HTML page where a
     /// segment belongs): the plan then counts a failure. `progress` is called a few times a second, so that
-    /// a large segment shows its progress as it arrives (`bytesInFlight`).
+    /// a large segment shows its progress as it arrives (`bytesInFlight`). As `checkpoints` pace it, the
+    /// files of the fetches still arriving are synced and `hold` gets what they hold (nil: never).
     func run(
-        _ requests: [Request], plan: inout SegmentFetchPlan, progress: () -> Void = {},
-        deliver: (Int, Body) -> RequestFailure?
+        _ requests: [Request], plan: inout SegmentFetchPlan, progress: () -> Void = {}, checkpoints: CheckpointPacing? = nil,
+        hold: ([Arrived]) -> Void = { _ in }, deliver: (Int, Body) -> RequestFailure?
     ) -> Result<Void, DownloadError> {
         withoutActuallyEscaping(deliver) { deliver in
             withoutActuallyEscaping(progress) { progress in
-                let job = FetchJob(requests: requests, plan: plan, headers: headers, deliver: deliver, progress: progress)
-                running = job
-                defer { running = nil }
-                driver.run(job)
-                job.closeSinks()
-                plan = job.plan
-                lastFailures.merge(job.lastFailures) { $1 }
-                return job.result ?? .failure(.interrupted)
+                withoutActuallyEscaping(hold) { hold in
+                    run(requests, &plan, progress: progress, checkpoints: checkpoints, hold: hold, deliver: deliver)
+                }
             }
         }
+    }
+
+    private func run(
+        _ requests: [Request], _ plan: inout SegmentFetchPlan, progress: @escaping () -> Void, checkpoints: CheckpointPacing?,
+        hold: @escaping ([Arrived]) -> Void, deliver: @escaping (Int, Body) -> RequestFailure?
+    ) -> Result<Void, DownloadError> {
+        var resuming: [Int: HeaderList] = [:]
+        for (index, request) in requests.enumerated() where !request.held.isEmpty {
+            resuming[index] = HeaderList(requestsFor: options, ifRange: request.validator)
+        }
+        let job = FetchJob(requests: requests, plan: plan, headers: headers, resuming: resuming, deliver: deliver, progress: progress)
+        job.checkpoints = checkpoints
+        job.hold = hold
+        running = job
+        defer { running = nil }
+        driver.run(job)
+        job.closeSinks()
+        plan = job.plan
+        lastFailures.merge(job.lastFailures) { $1 }
+        return job.result ?? .failure(.interrupted)
     }
 }
 
@@ -87,9 +121,17 @@ private final class FetchJob: DriverJob {
     let requests: [SegmentFetcher.Request]
     var plan: SegmentFetchPlan
     let headers: HeaderList
+    /// The headers of requests that continue held bytes (`If-Range`), by request.
+    let resuming: [Int: HeaderList]
     let deliver: (Int, SegmentFetcher.Body) -> RequestFailure?
     let progress: () -> Void
     private var lastProgress = 0.0
+    var checkpoints: CheckpointPacing?
+    var hold: ([SegmentFetcher.Arrived]) -> Void = { _ in }
+    private var lastCheckpoint = 0.0
+    private var checkpointCost = 0.0
+    /// Bytes received since the last checkpoint.
+    private var unrecorded: Int64 = 0
     var result: Result<Void, DownloadError>?
     var lastFailures: [Int: RequestFailure] = [:]
     /// Fetches whose pieces are arriving, each into its sink.
@@ -99,12 +141,13 @@ private final class FetchJob: DriverJob {
     private var fatal: DownloadError?
 
     init(
-        requests: [SegmentFetcher.Request], plan: SegmentFetchPlan, headers: HeaderList,
+        requests: [SegmentFetcher.Request], plan: SegmentFetchPlan, headers: HeaderList, resuming: [Int: HeaderList],
         deliver: @escaping (Int, SegmentFetcher.Body) -> RequestFailure?, progress: @escaping () -> Void
     ) {
         self.requests = requests
         self.plan = plan
         self.headers = headers
+        self.resuming = resuming
         self.deliver = deliver
         self.progress = progress
     }
@@ -150,10 +193,35 @@ private final class FetchJob: DriverJob {
             lastProgress = now
             progress()
         }
+        if let checkpoints, unrecorded > 0,
+            checkpoints.isDue(seconds: now - lastCheckpoint, received: unrecorded, cost: checkpointCost)
+        {
+            checkpoint(driver)
+        }
         return min(1, max(0.001, plan.wakeup(after: now).map { $0 - now } ?? 1))
     }
 
     func wanted(onHost host: String) -> Int { plan.wanted }
+
+    /// Syncs the files of the fetches still arriving, then hands what they hold to `hold` to be recorded.
+    private func checkpoint(_ driver: Driver) {
+        let began = driver.elapsed
+        var arrived: [SegmentFetcher.Arrived] = []
+        do throws(DownloadError) {
+            for (fetch, sink) in sinks.sorted(by: { $0.key < $1.key }) {
+                if let synced = try sink.sync() {
+                    arrived.append(.init(fetch: fetch, length: synced.length, validator: synced.validator, bytes: synced.bytes))
+                }
+            }
+        } catch {
+            fatal = fatal ?? error
+            return
+        }
+        if !arrived.isEmpty { hold(arrived) }
+        unrecorded = 0
+        lastCheckpoint = driver.now
+        checkpointCost = driver.elapsed - began
+    }
 
     /// Starts the request for `part` of fetch `index` (nil: all of it), as piece `id`; false when the
     /// host's budget had no room for it.
@@ -165,7 +233,7 @@ private final class FetchJob: DriverJob {
         }
         let sink: FetchSink
         do {
-            sink = try sinks[index] ?? FetchSink(file: request.file)
+            sink = try sinks[index] ?? FetchSink(request)
             // A request for the whole fetch starts it over.
             if part == nil { try sink.reset() }
         } catch {
@@ -175,6 +243,7 @@ private final class FetchJob: DriverJob {
         sinks[index] = sink
         let piece = Piece(fetch: index, request: request, part: part, sink: sink)
         do {
+            let headers = part == nil ? headers : resuming[index] ?? headers
             guard try driver.start(request.url, bytes: piece.asked.map(Transfer.Bytes.range), headers: headers, name: id) != nil else {
                 plan.notStarted(id)
                 return false
@@ -198,12 +267,22 @@ private final class FetchJob: DriverJob {
             return false
         }
         // What a first answer told of its fetch's length: the rest is asked for at once.
-        if let length = piece.totalLength { plan.learned(length: length, of: piece.fetch) }
+        if let length = piece.totalLength {
+            plan.learned(length: length, of: piece.fetch)
+            piece.sink.length = piece.sink.length ?? length
+        }
+        if transfer.head.status == 200 {
+            // The whole fetch anew, of whatever version and length it is now: not one a later run could continue.
+            (piece.sink.validator, piece.sink.length) = (nil, nil)
+        } else if piece.sink.validator == nil {
+            piece.sink.validator = transfer.head.rangeValidator
+        }
         transfer.sink = piece.sink
         return true
     }
 
     func received(_ count: Int, from transfer: Transfer) -> BodyStep {
+        unrecorded += Int64(count)
         guard let piece = transfer.name.flatMap({ pieces[$0] }), var window = piece.window else { return .stop(.stopped) }
         let step = window.take(count)
         piece.window = window
@@ -276,14 +355,30 @@ private final class FetchSink: ByteSink {
     private(set) var received: Int64 = 0
     /// The first piece's answer and where it came from: they describe the fetch.
     var first: (head: ResponseHead, finalURL: String)?
+    /// The bytes written (a file's: held from an earlier run, or arrived in this one).
+    private var arrived = ByteRangeSet()
+    /// How many of `arrived` the last `sync` found.
+    private var synced: Int64 = 0
+    /// The fetch's length, once known; and the version its bytes are of (`ResponseHead.rangeValidator`).
+    var length: Int64?
+    var validator: String?
 
     /// A file's bytes gather here first: libcurl hands 16 KiB at a time, and each small write cost the
     /// driver's thread time between two polls.
     private var gathered: WriteBuffer?
 
-    init(file: String?) throws(FileSystemError) {
-        self.file = file
+    /// A sink for `request`: its file opened as an earlier run left it, with the bytes it holds.
+    init(_ request: SegmentFetcher.Request) throws(FileSystemError) {
+        file = request.file
         guard let file else { return }
+        if let validator = request.validator, let length = request.length, !request.held.isEmpty {
+            (self.validator, self.length, arrived) = (validator, length, request.held)
+            extent = request.held.ranges.last!.upperBound
+            received = request.held.count
+            synced = request.held.count
+        } else {
+            length = request.length
+        }
         let descriptor = try FileSystem.open(file, .readWrite, creating: 0o600)
         self.descriptor = descriptor
         gathered = WriteBuffer(capacity: 256 << 10) { (bytes, offset) throws(DownloadError) in
@@ -297,6 +392,9 @@ private final class FetchSink: ByteSink {
     func reset() throws(FileSystemError) {
         extent = 0
         received = 0
+        arrived = ByteRangeSet()
+        synced = 0
+        validator = nil
         bytes = []
         gathered?.discard()
         if let file { do { try FileSystem.setLength(descriptor, 0) } catch { throw FileSystemError(error, path: file) } }
@@ -312,6 +410,17 @@ private final class FetchSink: ByteSink {
             return
         }
         try gathered.write(chunk, at: offset)
+        arrived.insert(offset..<offset + Int64(chunk.count))
+    }
+
+    /// Writes out and syncs a file that gained bytes since the last call: what it holds now, or nil when it
+    /// gained none, or its length or version is unknown (nothing could resume it).
+    func sync() throws(DownloadError) -> (length: Int64, validator: String, bytes: ByteRangeSet)? {
+        guard let file, let length, let validator, arrived.count > synced else { return nil }
+        try flush()
+        do throws(Errno) { try FileSystem.syncData(descriptor) } catch { throw .forOutput(FileSystemError(error, path: file)) }
+        synced = arrived.count
+        return (length, validator, arrived)
     }
 
     func flush() throws(DownloadError) {

@@ -82,12 +82,14 @@ extension StreamJob {
 
         let parts = try StreamParts(output: output)
         let fingerprint = StreamManifest.fingerprint(of: list.resources)
-        let earlier = isLive ? [] : parts.kept(fingerprint: fingerprint, fetches: list.resources.count)
-        if !earlier.isEmpty {
-            events?.yield(.notice("resuming: \(earlier.count) of \(list.resources.count) segments kept by an earlier run"))
+        let earlier = isLive ? (kept: [], held: [:]) : parts.earlier(fingerprint: fingerprint, fetches: list.resources.count)
+        if !earlier.kept.isEmpty || !earlier.held.isEmpty {
+            let held = earlier.held.isEmpty ? "" : ", \(earlier.held.count) in part"
+            events?.yield(.notice("resuming: \(earlier.kept.count) of \(list.resources.count) segments kept by an earlier run\(held)"))
         }
         let state = SegmentState(
-            manifest: StreamManifest(source: url, fingerprint: fingerprint, fetches: list.resources.count, kept: earlier),
+            manifest: StreamManifest(
+                source: url, fingerprint: fingerprint, fetches: list.resources.count, kept: earlier.kept, held: earlier.held),
             parts: parts, isLive: isLive)
         if !isLive { try parts.save(state.manifest) }
         var skipped: [String] = []
@@ -133,7 +135,7 @@ extension StreamJob {
                 seconds: list.tracks[track].filter(kept.contains).reduce(0.0) { $0 + (list.segments[$1]?.duration ?? 0) })
         }
         return StreamDownloadSummary(
-            tracks: saved, partsDirectory: parts.directory, segments: list.resources.count, resumedSegments: earlier.count,
+            tracks: saved, partsDirectory: parts.directory, segments: list.resources.count, resumedSegments: earlier.kept.count,
             bytes: state.bytes, seconds: elapsed, skipped: skipped)
     }
 
@@ -163,18 +165,17 @@ extension StreamJob {
     func fetchBatch(_ batch: [Int], of list: FetchList, keys: [URL: [UInt8]], state: SegmentState, _ fetcher: SegmentFetcher)
         -> Result<[String], DownloadError>
     {
-        let kept = Set(state.manifest.kept.map(\.fetch))
-        let requests = batch.map {
-            SegmentFetcher.Request(
-                url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange, file: state.parts.path(of: $0))
+        var done = Set(batch.indices.filter { Set(state.manifest.kept.map(\.fetch)).contains(batch[$0]) })
+        var requests = batch.map {
+            var request = SegmentFetcher.Request(
+                url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange, limit: Self.segmentLimit,
+                file: state.parts.path(of: $0))
+            request.length = list.resources[$0].byteRange.map { Int64($0.count) }
+            if let held = state.manifest.held[$0] {
+                (request.held, request.length, request.validator) = (held.bytes, held.length, held.validator)
+            }
+            return request
         }
-        var lengths: [Int: Int64] = [:]
-        for (position, fetch) in batch.enumerated() {
-            if let range = list.resources[fetch].byteRange { lengths[position] = Int64(range.count) }
-        }
-        var plan = SegmentFetchPlan(
-            count: batch.count, lengths: lengths, done: Set(batch.indices.filter { kept.contains(batch[$0]) }),
-            connections: options.connections, retry: retryPolicy, skipUnavailable: skipUnavailable)
         let total = list.trackSeconds.first ?? 0
         let firstTrack = Set(list.tracks.first ?? [])
         func progress(lastSegment: Int?) -> DownloadEvent {
@@ -187,7 +188,7 @@ extension StreamJob {
                     activeConnections: fetcher.active, lastSegment: lastSegment))
         }
         let arriving: () -> Void = { _ = self.events?.yield(progress(lastSegment: nil)) }
-        let result = fetcher.run(requests, plan: &plan, progress: arriving) { position, body in
+        func deliver(_ position: Int, _ body: SegmentFetcher.Body) -> RequestFailure? {
             let fetch = batch[position]
             if let type = body.contentType?.lowercased(), type.hasPrefix("text/html") {
                 return .invalid("an HTML page, not a segment")
@@ -218,8 +219,37 @@ extension StreamJob {
             events?.yield(progress(lastSegment: fetch))
             return nil
         }
+        // A fetch an earlier run held whole has nothing left to ask: it is kept now, or else fetched anew.
+        for (position, request) in requests.enumerated() where !done.contains(position) {
+            guard let length = request.length, request.held.count == length else { continue }
+            let body = SegmentFetcher.Body(file: request.file, length: length, finalURL: request.url)
+            if deliver(position, body) == nil { done.insert(position) } else { requests[position].held = ByteRangeSet() }
+            if let error = state.writeError { return .failure(error) }
+        }
+        var plan = SegmentFetchPlan(
+            count: batch.count, lengths: requests.indices.reduce(into: [:]) { $0[$1] = requests[$1].length }, done: done,
+            held: requests.indices.reduce(into: [:]) { $0[$1] = requests[$1].held }, connections: options.connections,
+            retry: retryPolicy, skipUnavailable: skipUnavailable)
+        // A stream that cannot resume (live) records nothing of its fetches under way.
+        let checkpoints = state.isLive ? nil : CheckpointPacing(interval: options.checkpointInterval, bytes: options.checkpointBytes)
+        let hold = { (arrived: [SegmentFetcher.Arrived]) in
+            do throws(DownloadError) {
+                let held = try arrived.map { arrived throws(DownloadError) in
+                    try state.parts.held(
+                        fetch: batch[arrived.fetch], length: arrived.length, validator: arrived.validator, bytes: arrived.bytes)
+                }
+                try state.parts.hold(held)
+            } catch {
+                state.writeError = state.writeError ?? error
+                self.signal.cancel()
+            }
+        }
+        let result = fetcher.run(requests, plan: &plan, progress: arriving, checkpoints: checkpoints, hold: hold, deliver: deliver)
         return result.map { plan.skipped.map { "\(requests[$0.fetch].url): \($0.reason)" } }
     }
+
+    /// The largest segment taken: it goes to a file, never to memory, so only the disk bounds it.
+    static let segmentLimit: Int64 = 16 << 30
 }
 
 /// What the segment stage has kept so far; recorded (for a finite stream) at every kept segment, so a
@@ -237,7 +267,7 @@ final class SegmentState {
         self.manifest = manifest
         self.parts = parts
         self.isLive = isLive
-        resumedBytes = manifest.kept.reduce(0) { $0 + $1.size }
+        resumedBytes = manifest.kept.reduce(0) { $0 + $1.size } + manifest.held.values.reduce(0) { $0 + $1.bytes.count }
         bytes = resumedBytes
     }
 
@@ -245,6 +275,7 @@ final class SegmentState {
     func keep(fetch: Int, size: Int64, tag: UInt32) throws(DownloadError) {
         let entry = StreamManifest.Kept(fetch: fetch, size: size, tag: tag)
         manifest.kept.append(entry)
+        manifest.held[fetch] = nil
         manifest.fetches = max(manifest.fetches, fetch + 1)
         bytes += size
         // A live recording cannot resume (its window moves on), so it keeps no manifest.

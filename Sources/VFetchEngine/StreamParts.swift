@@ -110,15 +110,45 @@ final class StreamParts {
         return BlockTag.of(UnsafeRawBufferPointer(start: mapped, count: Int(size)))
     }
 
-    /// The fetches an earlier run kept for this exact list (its fingerprint), each checked against its file.
-    func kept(fingerprint: String, fetches: Int) -> [StreamManifest.Kept] {
+    /// What an earlier run kept and held for this exact list (its fingerprint), each checked against its file:
+    /// a kept fetch's whole bytes, a held one's sampled runs.
+    func earlier(fingerprint: String, fetches: Int) -> (kept: [StreamManifest.Kept], held: [Int: StreamManifest.Held]) {
         guard let bytes = try? FileSystem.contents(at: SideFiles.segmentsManifest(in: directory)),
             let manifest = StreamManifest.decode(bytes), manifest.fingerprint == fingerprint, manifest.fetches == fetches
-        else { return [] }
-        return manifest.kept.filter { kept in
+        else { return ([], [:]) }
+        let kept = manifest.kept.filter { kept in
             guard let bytes = try? FileSystem.contents(at: path(of: kept.fetch)) else { return false }
             return Int64(bytes.count) == kept.size && BlockTag.of(bytes) == kept.tag
         }
+        let held = manifest.held.filter { _, held in
+            guard let fd = try? FileSystem.open(path(of: held.fetch), .read) else { return false }
+            defer { FileSystem.close(fd) }
+            var buffer: [UInt8] = []
+            return held.runs.allSatisfy { (try? FileSystem.sampledTag(of: $0.range, in: fd, buffer: &buffer)) == $0.tag }
+        }
+        return (kept, held)
+    }
+
+    /// Records what checkpoints found synced of fetches still arriving: one append, synced.
+    func hold(_ held: [StreamManifest.Held]) throws(DownloadError) {
+        try append(held.flatMap(StreamManifest.line))
+    }
+
+    /// The held bytes of a fetch as the manifest records them: each run with the tag of its sampled bytes.
+    func held(fetch: Int, length: Int64, validator: String, bytes: ByteRangeSet) throws(DownloadError) -> StreamManifest.Held {
+        let path = path(of: fetch)
+        let fd: Int32
+        do { fd = try FileSystem.open(path, .read) } catch { throw .forOutput(error) }
+        defer { FileSystem.close(fd) }
+        var runs: [StreamManifest.Held.Run] = []
+        var buffer: [UInt8] = []
+        for range in bytes.ranges {
+            do throws(Errno) { runs.append(.init(range: range, tag: try FileSystem.sampledTag(of: range, in: fd, buffer: &buffer))) } catch
+            {
+                throw .forOutput(FileSystemError(error, path: path))
+            }
+        }
+        return StreamManifest.Held(fetch: fetch, length: length, validator: validator, runs: runs)
     }
 
     /// Writes the whole manifest (atomically), as a run starts.
@@ -130,12 +160,16 @@ final class StreamParts {
 
     /// Records one more kept fetch: an append, synced (its bytes were synced before).
     func append(_ entry: StreamManifest.Kept) throws(DownloadError) {
+        try append(StreamManifest.line(entry))
+    }
+
+    private func append(_ lines: [UInt8]) throws(DownloadError) {
         let path = SideFiles.segmentsManifest(in: directory)
         let fd: Int32
         do { fd = try FileSystem.open(path, .append) } catch { throw .forOutput(error) }
         defer { FileSystem.close(fd) }
         do throws(Errno) {
-            try FileSystem.write(StreamManifest.line(entry), to: fd)
+            try FileSystem.write(lines, to: fd)
             try FileSystem.syncData(fd)
         } catch {
             throw .forOutput(FileSystemError(error, path: path))

@@ -44,6 +44,8 @@ package struct SegmentFetchPlan: Sendable {
     private var skippedReasons: [Int: String] = [:]
     /// Fetches whose length is known: from the start (a byte range) or from a first piece's answer.
     private var lengths: [Int: Int64]
+    /// Bytes of fetches an earlier run left on disk, which nobody asks for again.
+    private var held: [Int: ByteRangeSet] = [:]
     /// How many requests run at once at most (`--connections`); the host's budget may allow fewer.
     package let connections: Int
     /// The size of a piece when a fetch is split; nil once the origin has ignored a range (or never split).
@@ -52,10 +54,12 @@ package struct SegmentFetchPlan: Sendable {
     package let skipUnavailable: Bool
     private var failed: Action?
 
-    /// `lengths`: the length of fetches known in advance (byte ranges); `done`: fetches kept from an earlier run.
+    /// `lengths`: the length of fetches known in advance (byte ranges); `done`: fetches kept from an earlier run;
+    /// `held`: the bytes an earlier run left of fetches of known length, of which only the rest is asked for (a
+    /// fetch held whole is the caller's to keep: it has nothing left to ask).
     package init(
-        count: Int, lengths: [Int: Int64] = [:], done: Set<Int> = [], connections: Int, pieceSize: Int64? = 1 << 20,
-        retry: RetryPolicy = RetryPolicy(), skipUnavailable: Bool = false
+        count: Int, lengths: [Int: Int64] = [:], done: Set<Int> = [], held: [Int: ByteRangeSet] = [:], connections: Int,
+        pieceSize: Int64? = 1 << 20, retry: RetryPolicy = RetryPolicy(), skipUnavailable: Bool = false
     ) {
         self.done = (0..<count).map(done.contains)
         self.lengths = lengths
@@ -63,7 +67,17 @@ package struct SegmentFetchPlan: Sendable {
         self.pieceSize = pieceSize.map { max(1, $0) }
         self.retry = retry
         self.skipUnavailable = skipUnavailable
-        for fetch in 0..<count where !done.contains(fetch) { pieces.append(made(fetch: fetch, range: nil, state: .waiting(notBefore: 0))) }
+        for fetch in 0..<count where !done.contains(fetch) {
+            guard let bytes = held[fetch], !bytes.isEmpty, let length = lengths[fetch] else {
+                pieces.append(made(fetch: fetch, range: nil, state: .waiting(notBefore: 0)))
+                continue
+            }
+            self.held[fetch] = bytes
+            for gap in bytes.gaps(in: 0..<length) {
+                pieces += equalPieces(
+                    of: fetch, gap, size: self.pieceSize ?? (gap.upperBound - gap.lowerBound), state: .waiting(notBefore: 0))
+            }
+        }
     }
 
     private mutating func made(fetch: Int, range: Range<Int64>?, state: State, failures: Int = 0) -> Piece {
@@ -174,6 +188,7 @@ package struct SegmentFetchPlan: Sendable {
         guard let piece = position(of: id) else { return }
         pieceSize = nil
         let fetch = pieces[piece].fetch
+        held[fetch] = nil
         // Whatever else of this fetch runs is not needed: the fetch is this one whole answer.
         pieces[piece].range = nil
         pieces[piece].state = .done
@@ -193,12 +208,13 @@ package struct SegmentFetchPlan: Sendable {
         guard !own.isEmpty, own.allSatisfy({ $0.state == .done }) else { return false }
         if own.count == 1, own[0].range == nil { return true }
         guard let length = lengths[fetch] else { return false }
-        return own.reduce(Int64(0)) { $0 + Int64($1.range?.count ?? 0) } == length
+        return own.reduce(held[fetch]?.count ?? 0) { $0 + Int64($1.range?.count ?? 0) } == length
     }
 
     /// The fetch is complete and kept: its pieces are forgotten.
     package mutating func kept(_ fetch: Int) {
         done[fetch] = true
+        held[fetch] = nil
         pieces.removeAll { $0.fetch == fetch }
     }
 
@@ -208,6 +224,8 @@ package struct SegmentFetchPlan: Sendable {
         guard let first = pieces.firstIndex(where: { $0.fetch == fetch }) else { return }
         let failures = pieces.filter { $0.fetch == fetch }.map(\.failures).max() ?? 0
         pieces.removeAll { $0.fetch == fetch }
+        // Asked for whole, it starts over: what an earlier run left is written over.
+        held[fetch] = nil
         let whole = made(fetch: fetch, range: nil, state: .fetching, failures: failures)
         pieces.insert(whole, at: first)
         failed(whole.id, failure, now: now, jitter: jitter)

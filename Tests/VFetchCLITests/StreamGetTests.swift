@@ -182,9 +182,10 @@ struct StreamGetTests {
             let output = directory + "/out.mp4"
             let arguments = ["get", origin.url("/s/" + fixture.entry), "-o", output, "-c", "1"]
             let manifest = output + ".parts/manifest"
-            // Killed once the manifest has its header line and two kept segments.
+            // Killed once the manifest has its header line and two kept segments (not counting what checkpoints held).
             let killed = try await run(vfetchBinary, arguments, signal: SIGKILL) {
-                ((try? Data(contentsOf: URL(fileURLWithPath: manifest))) ?? Data()).filter { $0 == 0x0A }.count >= 3
+                String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: manifest))) ?? Data(), as: UTF8.self)
+                    .split(separator: "\n").count { !$0.hasPrefix("h ") } >= 3
             }
             #expect(killed.status == SIGKILL)
             let info = try await vfetch(["info", output, "--json"])
@@ -201,6 +202,37 @@ struct StreamGetTests {
             let media = origin.requests.filter { $0.method == "GET" && !$0.path.hasSuffix(".m3u8") }
             let paths = media.map(\.path)
             #expect(Set(paths).count == paths.count || paths.count == Set(paths).count + 1, "\(paths)")
+        }
+    }
+
+    /// A kill mid-segment costs only what arrived since the last checkpoint: the resumed run asks for the rest of
+    /// the segment (with `If-Range`, so another version could not be spliced in), decrypts it whole, and the frames
+    /// are the source's.
+    @Test func aSegmentKilledMidwayResumesFromWhatArrived() async throws {
+        let fixture = try await StreamFixture.shared(.hlsEncrypted)
+        try await withOrigin { origin, directory in
+            var slow = OriginBehavior()
+            slow.bytesPerSecond = 64 << 10
+            try origin.publishDirectory(fixture.directory, at: "/s", behavior: slow)
+            let output = directory + "/out.mp4"
+            let arguments = ["get", origin.url("/s/" + fixture.entry), "-o", output, "-c", "1", "--checkpoint-interval", "0.1"]
+            let manifest = output + ".parts/manifest"
+            // Killed once a checkpoint recorded part of a segment.
+            let killed = try await run(vfetchBinary, arguments, signal: SIGKILL) {
+                String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: manifest))) ?? Data(), as: UTF8.self)
+                    .split(separator: "\n").contains { $0.hasPrefix("h ") }
+            }
+            #expect(killed.status == SIGKILL)
+            let before = origin.requests.count
+            let resumed = try await vfetch(arguments)
+            #expect(resumed.status == 0, "\(resumed.standardError)")
+            #expect(resumed.standardError.contains("in part"), "\(resumed.standardError)")
+            #expect(try await Self.videoFrames(output) == (try await Self.videoFrames(fixture.path(fixture.source))))
+            let continued = origin.requests.dropFirst(before).filter {
+                $0.path.hasSuffix(".ts") && $0.header("if-range") != nil && $0.status == 206
+                    && !($0.header("range") ?? "").hasPrefix("bytes=0-")
+            }
+            #expect(!continued.isEmpty, "\(origin.requests.dropFirst(before).map { ($0.path, $0.header("range") ?? "") })")
         }
     }
 

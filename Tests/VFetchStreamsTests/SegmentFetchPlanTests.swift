@@ -220,6 +220,26 @@ extension SegmentFetchPlan.Action {
         #expect(again.map(\.range) == [.some(nil)])
     }
 
+    /// A kill left bytes of a segment on disk: only what is missing is asked for, in pieces, and the segment is
+    /// complete once they arrive; refused whole, it is asked for whole again, the held bytes forgotten.
+    @Test func heldBytesAreNotAskedForAgain() {
+        let held = ByteRangeSet([0..<Self.mib, 2 * Self.mib..<2 * Self.mib + 100])
+        var plan = SegmentFetchPlan(count: 2, lengths: [0: 3 * Self.mib], held: [0: held], connections: 8)
+        let actions = plan.next(now: 0)
+        let missing = actions.filter { $0.fetchIndex == 0 }.compactMap(\.range).compactMap { $0 }
+        #expect(ByteRangeSet(missing).ranges == [Self.mib..<2 * Self.mib, 2 * Self.mib + 100..<3 * Self.mib])
+        #expect(missing.allSatisfy { $0.count <= Self.mib })
+        #expect(actions.filter { $0.fetchIndex == 1 }.count == 1)
+        for action in actions where action.fetchIndex == 0 {
+            #expect(!plan.isComplete(0))
+            plan.fetched(action.piece!)
+        }
+        #expect(plan.isComplete(0))
+        plan.rejected(0, .invalid("an HTML page, not a segment"), now: 0, jitter: 0)
+        let again = plan.next(now: 100)
+        #expect(again.filter { $0.fetchIndex == 0 }.map(\.range) == [.some(nil)])
+    }
+
     @Test func aSegmentRefusedEveryTimeFailsAfterItsRetries() {
         var plan = SegmentFetchPlan(count: 1, connections: 8, retry: RetryPolicy(maxRetries: 2))
         var now = 0.0

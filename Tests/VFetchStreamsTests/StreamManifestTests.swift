@@ -13,6 +13,42 @@ import Testing
         #expect(StreamManifest.decode(manifest.encoded()) == manifest)
     }
 
+    static let held = StreamManifest.Held(
+        fetch: 1, length: 5_000, validator: "Tue, 03 Nov 2026 10:00:00 GMT",
+        runs: [.init(range: 0..<1_000, tag: 3), .init(range: 2_000..<2_500, tag: 0xFFFF_FFFF)])
+
+    @Test func heldBytesReadBackTheLatestCountingUntilTheFetchIsKept() throws {
+        var manifest = StreamManifest(source: "s", fingerprint: "f", fetches: 3, held: [1: Self.held])
+        #expect(StreamManifest.decode(manifest.encoded()) == manifest)
+        // A later checkpoint's line replaces an earlier one; a kept line ends what was held.
+        var later = Self.held
+        later.runs[1].range = 2_000..<4_000
+        let bytes = manifest.encoded() + StreamManifest.line(later)
+        #expect(StreamManifest.decode(bytes)?.held == [1: later])
+        let kept = StreamManifest.Kept(fetch: 1, size: 5_000, tag: 9)
+        #expect(StreamManifest.decode(bytes + StreamManifest.line(kept))?.held == [:])
+        #expect(StreamManifest.decode(bytes + StreamManifest.line(kept) + StreamManifest.line(later))?.held == [:])
+        // A version 1 manifest (no held lines) still reads.
+        manifest.held = [:]
+        manifest.kept = [kept]
+        let version1 = Array(
+            String(decoding: manifest.encoded(), as: UTF8.self).replacingOccurrences(of: "\"version\":2", with: "\"version\":1").utf8)
+        #expect(StreamManifest.decode(version1)?.kept == [kept])
+    }
+
+    @Test func anImpossibleHeldLineEndsWhatIsTrusted() {
+        let good = StreamManifest(source: "s", fingerprint: "f", fetches: 3, kept: [.init(fetch: 0, size: 7, tag: 9)])
+        let bytes = good.encoded()
+        for bad in [
+            "h 3 10 4142 0-5-1", "h 1 10 4142 5-11-1", "h 1 10 4142 5-5-1", "h 1 10 4142 4-6-1,5-7-1", "h 1 10 4142",
+            "h 1 10 414 0-5-1", "h 1 10 0a0d 0-5-1", "h 1 0 4142 0-0-1", "h 1 10 zz 0-5-1",
+        ] {
+            let edited = StreamManifest.decode(bytes + Array("\(bad)\n2 4 4\n".utf8))
+            #expect(edited?.kept == good.kept && edited?.held == [:], "\(bad)")
+        }
+        #expect(StreamManifest.decode(bytes + Array("h 1 10 4142 0-5-1\n".utf8))?.held[1]?.validator == "AB")
+    }
+
     @Test func theFingerprintChangesWithAnyURLRangeOrOrder() {
         let base = StreamManifest.fingerprint(of: Self.resources)
         var ranged = Self.resources
