@@ -288,7 +288,7 @@ meta_wrapper
 for n in "${NOTES[@]}"; do meta note "$n"; done
 
 echo "stream,rep,order,tool,exit_code,status,wall_s,user_s,sys_s,maxrss_kib,requests,bytes,conns,load1,start_ts,end_ts,check,frames_ok,frames,width,height,span_s,format_duration_s,av_offset_s,audio_packets" >"$CSV"
-echo "run,killed_after_s,kill_ts,exit_code,start_ts,end_ts,wall_s" >"$RCSV"
+echo "run,killed_after_s,kill_ts,exit_code,start_ts,end_ts,wall_s,queued_bytes" >"$RCSV"
 
 # ---------------------------------------------------------------- runs
 FAILED=0
@@ -330,6 +330,15 @@ for s in "${STREAMS[@]}"; do
 done
 
 # ---------------------------------------------------------------- resume after kill -9 (vfetch, hls)
+# Bytes nginx has written that vfetch has not read: nginx's send queues and vfetch's receive queues.  A kill
+# loses them whatever vfetch does (the floor of what a kill costs); nginx's log counts them as sent.
+queued_bytes() {
+    local received sending
+    received=$("${INNS[@]}" ss -Htn state established "( dport = :$PORT )" 2>/dev/null | awk '{s += $1} END {print s + 0}')
+    sending=$(ss -Htn state established "( sport = :$PORT )" 2>/dev/null | awk '{s += $2} END {print s + 0}')
+    echo $((received + sending))
+}
+
 RESUME_STATUS=""
 if ((KILLS > 0)); then
     url="$BASE_URL/streams/$(stream_path hls)"
@@ -347,13 +356,14 @@ if ((KILLS > 0)); then
     rc=1
     for ((run = 1; run <= KILLS + 1; run++)); do
         t0=$EPOCHREALTIME
-        delay="" kill_ts=""
+        delay="" kill_ts="" queued=""
         if ((run <= KILLS)); then
             # ip netns exec execs vfetch, so the pid is vfetch's own
             "${INNS[@]}" "${CMD[@]}" </dev/null >"$TMP/resume-$run.log" 2>&1 &
             MEASURE_PID=$!
             delay=$(random_delay "$KILL_MIN_MS" "$KILL_SPAN_MS")
             sleep "$delay"
+            queued=$(queued_bytes)
             kill_ts=$EPOCHREALTIME
             kill -KILL "$MEASURE_PID" 2>/dev/null || true
             rc=0; wait "$MEASURE_PID" 2>/dev/null || rc=$?
@@ -364,7 +374,7 @@ if ((KILLS > 0)); then
         fi
         t1=$EPOCHREALTIME
         ((run <= KILLS && rc != 137)) && kill_ts=""   # it had ended before its kill
-        echo "$run,$delay,$kill_ts,$rc,$t0,$t1,$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')" >>"$RCSV"
+        echo "$run,$delay,$kill_ts,$rc,$t0,$t1,$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}'),$queued" >>"$RCSV"
         log "   run $run  $([[ -n $kill_ts ]] && echo "killed after ${delay}s" || echo "${delay:+no kill: ended before ${delay}s, }to the end")  exit $rc"
         if ((rc != 0 && rc != 137)); then
             mkdir -p "$LOGS"; cp -- "$TMP/resume-$run.log" "$LOGS/resume-run$run.log"

@@ -226,6 +226,7 @@ def resume_section(a, meta, metas, sizes):
     check = metas.get("resume_check", [["?", ""]])[0]
     need = needed_files("hls", sizes)
     kills = [fnum(r["kill_ts"]) for r in runs if r["kill_ts"]]
+    queued = [int(r["queued_bytes"]) for r in runs if r["kill_ts"] and r.get("queued_bytes")]
     starts = [fnum(r["start_ts"]) for r in runs]
     win = metas.get("resume_kill_window", [["500", "2000"]])[0]
     when = f"{int(win[0]) / 1000:g}–{int(win[1]) / 1000:g} s into a run"
@@ -279,6 +280,9 @@ def resume_section(a, meta, metas, sizes):
           + (" ✅" if not dups else " ❌"),
           f"- Segments of which nginx sent more bytes in all than the segment has: {len(over)} "
           f"({sum(over.values()) / MIB:.1f} MiB sent again); fewer (never all of it sent): {len(short)}",
+          f"- **Sent again per kill: {sum(over.values()) / MIB / max(1, len(kills)):.2f} MiB**; of that, queued in the "
+          f"kernel at the kill (nginx's send queues and vfetch's receive queues, lost to any client: the floor): "
+          f"{sum(queued) / MIB / max(1, len(queued)):.2f} MiB per kill" if queued else "",
           f"- Partial responses (cut by a kill, or ranges: {ranged} answered 206): {pieces}; requests for other "
           f"variants' segments: {other}",
           f"- nginx sent {total / MIB:.1f} MiB (playlists included) for the variant's {need_mib:.1f} MiB of media "

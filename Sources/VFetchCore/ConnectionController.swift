@@ -85,6 +85,17 @@ package struct ConnectionController: Sendable {
     /// holds it back, otherwise the count it measured.
     package var wanted: Int { heldBack ? configuration.maximum : limit }
 
+    /// When the count may change next with no byte arriving: the probe alone is judged at 5 ms (a slow
+    /// start is hopeless) and at `soloSeconds`. A download polling less often would stay at one
+    /// connection while that one waits on a throttled origin's next second; nil: no such moment.
+    package func nextDecision(after now: Double) -> Double? {
+        guard case .solo(let start, _) = phase else { return nil }
+        return now < start + Self.earliestJudgement ? start + Self.earliestJudgement : max(now, start + configuration.soloSeconds)
+    }
+
+    /// How long the probe runs alone at least before it may be judged hopeless.
+    private static let earliestJudgement = 0.005
+
     /// Feeds the bytes done so far, how many transfers are receiving data and what the host's budget
     /// allows (at least 1 counts); returns the count to hold.
     package mutating func update(bytesDone: Int64, delivering: Int, allowed: Int? = nil, now: Double) -> Int {
@@ -95,7 +106,8 @@ package struct ConnectionController: Sendable {
             let solo = Double(bytesDone - bytes)
             // Even three times as fast from here on, would it get there? If not, no need to wait and see.
             let hopeless =
-                elapsed >= 0.005 && solo + 3 * solo / elapsed * (configuration.soloSeconds - elapsed) < Double(configuration.soloBytes)
+                elapsed >= Self.earliestJudgement
+                && solo + 3 * solo / elapsed * (configuration.soloSeconds - elapsed) < Double(configuration.soloBytes)
             if bytesDone - bytes >= configuration.soloBytes {
                 oneConnectionIsFast = true
                 measure(min(cap, 2), baseline: (1, solo / max(elapsed, 1e-3)), now: now)

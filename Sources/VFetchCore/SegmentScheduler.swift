@@ -149,7 +149,9 @@ package struct SegmentScheduler: Sendable {
         if let pick = first, windowCut == nil {
             segments[pick.index].urgent = false
             var index = pick.index
-            if pick.rank == 1, let window = windows.first(where: { $0.overlaps(segments[index].range) }) {
+            // A reader waiting (rank 0) or near gets chunks too: each comes in a response's first burst, where one
+            // large request would wait for a throttled origin's next second.
+            if pick.rank <= 1, let window = windows.first(where: { $0.overlaps(segments[index].range) }) {
                 // Start where the reader needs bytes, not before.
                 if let cut = cut(index, at: window.lowerBound, roundingUp: false) { index = cut }
                 endRequest(index, in: window)

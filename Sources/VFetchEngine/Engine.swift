@@ -307,7 +307,7 @@ extension Engine: DriverJob {
         reportProgress()
         do { try checkpoint() } catch { fatal = fatal ?? error }
         guard fatal == nil, scheduler?.isComplete != true, !signal.isCancelled else { return 0 }
-        return 0.1
+        return min(0.1, controller?.nextDecision(after: now).map { max(0.001, $0 - now) } ?? 0.1)
     }
 
     /// One request before the file is known; then what the controller measured, on the host segments ask.

@@ -142,6 +142,17 @@ struct SimulatedOrigin {
         #expect(origin.download(512 * mib).finalLimit == 32)
     }
 
+    /// A probe silent after its burst (a throttled origin's next second is far) must not hold the download at one
+    /// connection until bytes come: the controller names the moments it judges the probe, and at 5 ms a slow
+    /// one is hopeless and the count opens.
+    @Test func aSilentProbeIsJudgedAtTheMomentsTheControllerNames() {
+        var controller = ConnectionController(.init(maximum: 32), now: 10, bytesDone: 0)
+        #expect(controller.nextDecision(after: 10) == 10.005)
+        #expect(controller.update(bytesDone: 100 << 10, delivering: 1, now: 10.001) == 1)
+        #expect(controller.update(bytesDone: 100 << 10, delivering: 0, now: 10.005) > 1)
+        #expect(controller.nextDecision(after: 10.005) == nil)
+    }
+
     @Test func aPerConnectionCapUnderALinkCap() {
         // The e2e cdn scenario: 4 MiB/s per connection, an 800 Mbit/s link.
         expectNearOptimum(SimulatedOrigin(perConnection: 4 * mib, link: 95 * mib, burst: 2 * mib), size: 512 * mib)

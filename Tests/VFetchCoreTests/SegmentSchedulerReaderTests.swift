@@ -27,6 +27,25 @@ import Testing
         #expect(starts == (0..<6).map { 40 * Self.mib + Int64($0) * (64 << 10) })
     }
 
+    /// The probe was cut where the reader's first bytes ended and the reader waits for the next: a throttled
+    /// origin sends each response's first burst at once (nginx at 100 KiB/s: 100 KiB), so the bytes it waits
+    /// for are asked for in small chunks over several connections, not in one request that would stall.
+    @Test func theBytesAReaderWaitsForComeInChunksNotOneLargeRequest() throws {
+        var plan = scheduler()
+        let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
+        let cut: Int64 = 64 << 10
+        _ = plan.receive(probe, count: cut, now: 0.01)
+        plan.release(probe)
+        _ = plan.transferEnded(probe, outcome: .stopped, now: 0.01)
+        plan.playback?.positions = [cut]
+        plan.startSoon(at: cut)
+        var ranges: [Range<Int64>] = []
+        for _ in 0..<4 { ranges.append(try unwrap(plan.assign(now: 0.02)).range!) }
+        #expect(ranges.first?.lowerBound == cut)
+        #expect(ranges.allSatisfy { $0.count <= 128 << 10 }, "\(ranges)")
+        #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+    }
+
     @Test func aSeekMovesTheWindowAndPreemptsWorkOutsideIt() throws {
         var plan = scheduler()
         let probe = try unwrap(plan.adopt(requestedUpTo: nil, now: 0))
