@@ -330,13 +330,18 @@ for s in "${STREAMS[@]}"; do
 done
 
 # ---------------------------------------------------------------- resume after kill -9 (vfetch, hls)
-# Bytes nginx has written that vfetch has not read: nginx's send queues and vfetch's receive queues.  A kill
-# loses them whatever vfetch does (the floor of what a kill costs); nginx's log counts them as sent.
+# Bytes nginx has written that vfetch has not read: nginx's send queues, the link's queue (tbf) and vfetch's
+# receive queues.  A kill loses them whatever vfetch does (the floor of what a kill costs); nginx's log counts
+# them as sent.
 queued_bytes() {
-    local received sending
-    received=$("${INNS[@]}" ss -Htn state established "( dport = :$PORT )" 2>/dev/null | awk '{s += $1} END {print s + 0}')
-    sending=$(ss -Htn state established "( sport = :$PORT )" 2>/dev/null | awk '{s += $2} END {print s + 0}')
-    echo $((received + sending))
+    local received sending link=0
+    received=$(inns ss -Htn state established "( dport = :$PORT )" 2>/dev/null | awk '{s += $1} END {print s + 0}')
+    sending=$(inns ss -Htn state established "( sport = :$PORT )" 2>/dev/null | awk '{s += $2} END {print s + 0}')
+    if [[ $MODE == netns ]]; then
+        link=$(tc_stats | awk '{for (i = 1; i < NF; i++) if ($i == "backlog") {
+            v = $(i + 1); m = 1; if (v ~ /Kb$/) m = 1024; else if (v ~ /Mb$/) m = 1048576; sub(/[KM]?b$/, "", v); printf "%d\n", v * m; exit}}')
+    fi
+    echo $((received + sending + ${link:-0}))
 }
 
 RESUME_STATUS=""

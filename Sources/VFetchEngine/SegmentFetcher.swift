@@ -351,7 +351,7 @@ private final class FetchSink: ByteSink {
     private var bytes: [UInt8] = []
     /// The fetch's length: the end of the bytes written, or what a whole answer kept.
     var extent: Int64 = 0
-    /// The bytes written since the fetch (re)started.
+    /// The bytes written since the fetch (re)started in this run.
     private(set) var received: Int64 = 0
     /// The first piece's answer and where it came from: they describe the fetch.
     var first: (head: ResponseHead, finalURL: String)?
@@ -374,7 +374,6 @@ private final class FetchSink: ByteSink {
         if let validator = request.validator, let length = request.length, !request.held.isEmpty {
             (self.validator, self.length, arrived) = (validator, length, request.held)
             extent = request.held.ranges.last!.upperBound
-            received = request.held.count
             synced = request.held.count
         } else {
             length = request.length

@@ -165,7 +165,8 @@ extension StreamJob {
     func fetchBatch(_ batch: [Int], of list: FetchList, keys: [URL: [UInt8]], state: SegmentState, _ fetcher: SegmentFetcher)
         -> Result<[String], DownloadError>
     {
-        var done = Set(batch.indices.filter { Set(state.manifest.kept.map(\.fetch)).contains(batch[$0]) })
+        let kept = Set(state.manifest.kept.map(\.fetch))
+        var done = Set(batch.indices.filter { kept.contains(batch[$0]) })
         var requests = batch.map {
             var request = SegmentFetcher.Request(
                 url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange, limit: Self.segmentLimit,
@@ -230,8 +231,11 @@ extension StreamJob {
             count: batch.count, lengths: requests.indices.reduce(into: [:]) { $0[$1] = requests[$1].length }, done: done,
             held: requests.indices.reduce(into: [:]) { $0[$1] = requests[$1].held }, connections: options.connections,
             retry: retryPolicy, skipUnavailable: skipUnavailable)
-        // A stream that cannot resume (live) records nothing of its fetches under way.
-        let checkpoints = state.isLive ? nil : CheckpointPacing(interval: options.checkpointInterval, bytes: options.checkpointBytes)
+        // A stream that cannot resume (live) records nothing of its fetches under way. Segments are small files
+        // whose syncs cost little: a checkpoint at least every 2 MiB, every 512 KiB while that stays cheap.
+        let checkpoints =
+            state.isLive
+            ? nil : CheckpointPacing(interval: options.checkpointInterval, bytes: min(options.checkpointBytes, Self.checkpointBytes))
         let hold = { (arrived: [SegmentFetcher.Arrived]) in
             do throws(DownloadError) {
                 let held = try arrived.map { arrived throws(DownloadError) in
@@ -247,6 +251,9 @@ extension StreamJob {
         let result = fetcher.run(requests, plan: &plan, progress: arriving, checkpoints: checkpoints, hold: hold, deliver: deliver)
         return result.map { plan.skipped.map { "\(requests[$0.fetch].url): \($0.reason)" } }
     }
+
+    /// The most bytes of segments under way a kill may cost.
+    static let checkpointBytes: Int64 = 2 << 20
 
     /// The largest segment taken: it goes to a file, never to memory, so only the disk bounds it.
     static let segmentLimit: Int64 = 16 << 30
@@ -275,9 +282,9 @@ final class SegmentState {
     func keep(fetch: Int, size: Int64, tag: UInt32) throws(DownloadError) {
         let entry = StreamManifest.Kept(fetch: fetch, size: size, tag: tag)
         manifest.kept.append(entry)
-        manifest.held[fetch] = nil
+        // What an earlier run held of it was counted from the start.
+        bytes += size - (manifest.held.removeValue(forKey: fetch)?.bytes.count ?? 0)
         manifest.fetches = max(manifest.fetches, fetch + 1)
-        bytes += size
         // A live recording cannot resume (its window moves on), so it keeps no manifest.
         if !isLive { try parts.append(entry) }
     }
