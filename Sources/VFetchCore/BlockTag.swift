@@ -13,23 +13,46 @@ package enum BlockTag {
 
     /// The tag of `bytes`.
     package static func of(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var (a, b, c, d) = seeds
-        var index = 0
-        // Each lane's step is a bijection of its state, so a single changed word always changes the lane.
-        while bytes.count - index >= 32 {
-            a = (a ^ bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* prime
-            b = (b ^ bytes.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)) &* prime
-            c = (c ^ bytes.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)) &* prime
-            d = (d ^ bytes.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)) &* prime
-            index += 32
+        var tag = Running()
+        tag.add(bytes)
+        return tag.value
+    }
+
+    /// The tag of bytes that come a step at a time, as `of` gives for all of them at once: every step but the
+    /// last a whole number of 32-byte words (a file read in steps of a MiB), so memory never holds them all.
+    package struct Running: Sendable {
+        private var lanes = BlockTag.seeds
+        private var count = 0
+        private var ended = false
+
+        package init() {}
+
+        package mutating func add(_ bytes: UnsafeRawBufferPointer) {
+            precondition(!ended, "only the last step may end inside a word")
+            var (a, b, c, d) = lanes
+            var index = 0
+            // Each lane's step is a bijection of its state, so a single changed word always changes the lane.
+            while bytes.count - index >= 32 {
+                a = (a ^ bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* prime
+                b = (b ^ bytes.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)) &* prime
+                c = (c ^ bytes.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)) &* prime
+                d = (d ^ bytes.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)) &* prime
+                index += 32
+            }
+            ended = index < bytes.count
+            while index < bytes.count {
+                a = (a ^ UInt64(bytes[index])) &* prime
+                index += 1
+            }
+            lanes = (a, b, c, d)
+            count += bytes.count
         }
-        while index < bytes.count {
-            a = (a ^ UInt64(bytes[index])) &* prime
-            index += 1
+
+        package var value: UInt32 {
+            var hash = UInt64(count)
+            for lane in [lanes.0, lanes.1, lanes.2, lanes.3] { hash = BlockTag.mix(hash ^ BlockTag.mix(lane)) }
+            return UInt32(truncatingIfNeeded: hash ^ hash >> 32)
         }
-        var hash = UInt64(bytes.count)
-        for lane in [a, b, c, d] { hash = mix(hash ^ mix(lane)) }
-        return UInt32(truncatingIfNeeded: hash ^ hash >> 32)
     }
 
     package static func of(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { of($0) } }
@@ -46,7 +69,7 @@ package enum BlockTag {
     static let sample: Int64 = 4 << 10
 
     /// MurmurHash3's 64-bit finalizer: every input bit affects every output bit.
-    private static func mix(_ value: UInt64) -> UInt64 {
+    fileprivate static func mix(_ value: UInt64) -> UInt64 {
         var x = value
         x ^= x >> 33
         x &*= 0xff51_afd7_ed55_8ccd

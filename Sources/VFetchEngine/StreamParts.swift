@@ -62,14 +62,8 @@ final class StreamParts {
                 var offset: Int64 = 0
                 while offset < length {
                     let count = Int(min(Int64(Self.step), length - offset))
-                    var filled = 0
-                    while filled < count {
-                        let read = try FileSystem.read(
-                            fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<count]), at: offset + Int64(filled))
-                        guard read > 0 else { throw Errno(rawValue: EIO) }
-                        filled += read
-                    }
                     let step = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+                    try Self.fill(step, from: fd, at: offset)
                     try cipher.decryptInPlace(step)
                     var plainCount = count
                     if offset + Int64(count) == length {
@@ -102,12 +96,30 @@ final class StreamParts {
     /// Decryption reads and writes this much at a time.
     private static let step = 1 << 20
 
-    /// The tag of a file's `size` bytes, read through a mapping: page cache, not the heap.
+    /// The tag of a file's `size` bytes, read a step at a time: memory never holds a segment (a mapping would
+    /// count the whole file in the process's resident memory).
     private static func tag(of fd: Int32, size: Int64) throws(Errno) -> UInt32 {
-        guard size > 0 else { return BlockTag.of([]) }
-        guard let mapped = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else { throw Errno(rawValue: errno) }
-        defer { munmap(mapped, Int(size)) }
-        return BlockTag.of(UnsafeRawBufferPointer(start: mapped, count: Int(size)))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: step, alignment: 4096)
+        defer { buffer.deallocate() }
+        var tag = BlockTag.Running()
+        var offset: Int64 = 0
+        while offset < size {
+            let count = Int(min(Int64(step), size - offset))
+            try fill(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]), from: fd, at: offset)
+            tag.add(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+        return tag.value
+    }
+
+    /// Reads exactly `buffer.count` bytes at `offset`; EIO when the file ends before.
+    private static func fill(_ buffer: UnsafeMutableRawBufferPointer, from fd: Int32, at offset: Int64) throws(Errno) {
+        var filled = 0
+        while filled < buffer.count {
+            let read = try FileSystem.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
+            guard read > 0 else { throw Errno(rawValue: EIO) }
+            filled += read
+        }
     }
 
     /// What an earlier run kept and held for this exact list (its fingerprint), each checked against its file:
@@ -117,8 +129,9 @@ final class StreamParts {
             let manifest = StreamManifest.decode(bytes), manifest.fingerprint == fingerprint, manifest.fetches == fetches
         else { return ([], [:]) }
         let kept = manifest.kept.filter { kept in
-            guard let bytes = try? FileSystem.contents(at: path(of: kept.fetch)) else { return false }
-            return Int64(bytes.count) == kept.size && BlockTag.of(bytes) == kept.tag
+            guard let fd = try? FileSystem.open(path(of: kept.fetch), .read) else { return false }
+            defer { FileSystem.close(fd) }
+            return (try? FileSystem.status(of: fd).size) == kept.size && (try? Self.tag(of: fd, size: kept.size)) == kept.tag
         }
         let held = manifest.held.filter { _, held in
             guard let fd = try? FileSystem.open(path(of: held.fetch), .read) else { return false }
