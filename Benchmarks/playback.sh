@@ -18,6 +18,8 @@
 #         serve   the player reads a fresh `vfetch serve` (empty cache dir)
 #                 per measurement: http://127.0.0.1:PORT/media?url=<origin>
 #         cache   mpv's own cache (--cache=yes) on the origin
+#         serve-base  as serve, with the vfetch in $VFETCH_BASE (when set; it
+#                 must answer /media): two builds side by side, interleaved
 # With --rtt MS the origin is MS ms of round trip away (delay_proxy.py relays
 # every connection, holding each chunk half of it each way and a connection's
 # first bytes one round trip more, as TCP's handshake does); serve and the
@@ -173,6 +175,10 @@ if ((!SERVE)); then
 fi
 MODES=(local direct)
 ((SERVE)) && MODES+=(serve)
+if ((SERVE)) && [[ -n $VFETCH_BASE ]]; then
+    [[ -x $VFETCH_BASE ]] || die "VFETCH_BASE is not an executable: $VFETCH_BASE"
+    MODES+=(serve-base)
+fi
 ((WANT_MPV)) && MODES+=(cache)
 
 # ---------------------------------------------------------------- temp space
@@ -264,9 +270,11 @@ done
 # ---------------------------------------------------------------- measurement
 MEASURE_CPU=0   # (lib.sh's measure) the players' times are wall times
 
-start_server() {  # life_s label [serve args...]: lib.sh's serve_start on a fresh, empty cache dir
+start_server() {  # mode life_s label [serve args...]: lib.sh's serve_start on a fresh, empty cache dir
+    local VFETCH_BIN=$VFETCH_BIN   # serve_start's binary: the base build's for serve-base
+    [[ $1 == serve-base ]] && VFETCH_BIN=$VFETCH_BASE
     rm -rf -- "$TMP/cache"
-    serve_start "$1" "$TMP/cache" "${@:2}"
+    serve_start "$2" "$TMP/cache" "${@:3}"
 }
 
 # One process's record in .runs.csv, and a row per measurement in .csv:
@@ -309,18 +317,18 @@ ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
     if [[ $mode == local ]]; then
         url=$(local_path "$cell")
         ffmpeg_run "$cell" local "$rep" ttff "" "$url"
-    elif [[ $mode == serve ]]; then
-        start_server "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff; return; }
-        ffmpeg_run "$cell" serve "$rep" ttff "" "$(serve_url "$url")"
+    elif [[ $mode == serve* ]]; then
+        start_server "$mode" "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff; return; }
+        ffmpeg_run "$cell" "$mode" "$rep" ttff "" "$(serve_url "$url")"
         serve_stop
-        start_server $((T_SHORT * 3)) "$cell ffmpeg seek rep $rep" "${PREFETCH_NONE[@]}" \
+        start_server "$mode" $((T_SHORT * 3)) "$cell ffmpeg seek rep $rep" "${PREFETCH_NONE[@]}" \
             || { server_failed "$cell" ffmpeg "$rep" seek; return; }
         url=$(serve_url "$url")
         # untimed: head and moov into the cache
         next_log
         measure "$T_SHORT" "$LAST_LOG" ffprobe -v error -show_entries format=duration -of csv=p=0 "$url"
-        run_record "$cell" serve ffmpeg "$rep" probe
-        row "$cell" serve ffmpeg "$rep" probe "" "$(status_of "$R_RC")" "$R_WALL"
+        run_record "$cell" "$mode" ffmpeg "$rep" probe
+        row "$cell" "$mode" ffmpeg "$rep" probe "" "$(status_of "$R_RC")" "$R_WALL"
     else
         ffmpeg_run "$cell" direct "$rep" ttff "" "$url"
     fi
@@ -345,7 +353,7 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
         tmo=$T_SEEKS
     fi
     case $mode in
-        serve) start_server $((tmo + 10)) "$cell mpv $what rep $rep" || { server_failed "$cell" mpv "$rep" "$what"; return; }
+        serve*) start_server "$mode" $((tmo + 10)) "$cell mpv $what rep $rep" || { server_failed "$cell" mpv "$rep" "$what"; return; }
                url=$(serve_url "$url") ;;
         cache) cache=yes ;;
     esac
@@ -486,7 +494,7 @@ for name in moovend faststart; do
     fi
     if ((SERVE)); then
         FRAMES=failed
-        if start_server "$T_DECODE" "frames $name"; then
+        if start_server serve "$T_DECODE" "frames $name"; then
             frames_check "serve-$name" "$(serve_url "$ORIGIN/play/$name.mp4")" "$TMP/frames-local-$name.md5"
             serve_stop
         fi

@@ -25,7 +25,8 @@ from report_common import fmt, fnum, med, md_row, md_rule, parse_meta, read_rows
 TARGET_TTFF = {"1 MiB/s": 0.8, "100 KiB/s": 1.0}
 TARGET_SEEK = 0.12
 TARGET_STALLS = 0
-MODE_NAME = {"local": "local file (the player alone)", "direct": "direct", "serve": "**through `vfetch serve`**", "cache": "mpv's own cache"}
+MODE_NAME = {"local": "local file (the player alone)", "direct": "direct", "serve": "**through `vfetch serve`**", "cache": "mpv's own cache",
+             "serve-base": "through the base build's serve ($VFETCH_BASE)"}
 PLAY = ("stalls", "stall_s", "played_s")
 
 
@@ -120,6 +121,11 @@ def main():
             targets.append((f"{cell}, {player}: seek through serve {way}{fmt(r)}× direct, target ≤ {TARGET_SEEK:g}×"
                             + (" (direct's seeks stopped at the cap: undecided)" if ok is None and way else "")
                             + floor(cell, player, "seek"), ok))
+            if "serve-base" in modes:
+                for x in ("ttff", "seek"):
+                    r = ratio(m(cell, "serve", player, x), m(cell, "serve-base", player, x))
+                    targets.append((f"{cell}, {player}: {x} through serve {fmt(r)}× the base build's (side by side, "
+                                    "interleaved; nothing slower within noise)", None))
         if info["rate"] == "1 MiB/s" and "serve" in modes and n(cell, "serve", "mpv", "stalls"):
             s = values[(cell, "serve", "mpv", "stalls")]
             c = capped[(cell, "serve", "mpv", "stalls")]
