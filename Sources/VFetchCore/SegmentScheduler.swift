@@ -9,11 +9,22 @@
 /// raced) two transfers. Holders only ever deliver bytes at or before the segment's `next`
 /// offset, so the first bytes to arrive at `next` are written and the same byte is never written twice.
 package struct SegmentScheduler: Sendable {
-    /// Which of `transfers` give their segments back when only `limit` may stay: those not answered yet
-    /// first (they cost the least), then the newest (the oldest are furthest into their segments).
-    package static func transfersToStop(_ transfers: [(id: TransferID, answered: Bool)], keeping limit: Int) -> [TransferID] {
-        transfers.sorted { ($0.answered ? 0 : 1, $0.id) < ($1.answered ? 0 : 1, $1.id) }.dropFirst(max(0, limit)).map(\.id)
+    /// Which of `transfers` give their segments back when only `limit` may stay. One with at most `nearlySent`
+    /// bytes left of its request stays: an origin sends a response that small at once, so cutting it loses
+    /// bytes already on their way (to be asked for again) and frees its connection no sooner. Of the others,
+    /// those not answered yet go first (they cost the least), then the newest (the oldest are furthest into
+    /// their segments).
+    package func transfersToStop(_ transfers: [(id: TransferID, answered: Bool)], keeping limit: Int) -> [TransferID] {
+        let nearlySent = Set(
+            transfers.map(\.id).filter { id in self.transfers[id].map { $0.requestEnd - $0.position <= Self.nearlySent } ?? false })
+        let rest = transfers.filter { !nearlySent.contains($0.id) }
+        return rest.sorted { ($0.answered ? 0 : 1, $0.id) < ($1.answered ? 0 : 1, $1.id) }
+            .dropFirst(max(0, limit - nearlySent.count)).map(\.id)
     }
+
+    /// A request with this little left is not cut (see `transfersToStop`): nginx sends up to 2 MiB of each
+    /// response at once, and even at 100 KiB/s its first 100 KiB.
+    static let nearlySent: Int64 = 128 << 10
 
     struct Segment {
         let id: Int

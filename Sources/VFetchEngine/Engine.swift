@@ -206,7 +206,7 @@ final class Engine {
         let bulk = transfers.filter { $0 !== tail && $0.transferID != nil }
         guard bulk.count > limit else { return }
         let transfers = bulk.compactMap { transfer in transfer.transferID.map { (id: $0, answered: transfer.accepted) } }
-        for id in SegmentScheduler.transfersToStop(transfers, keeping: limit) {
+        for id in scheduler.transfersToStop(transfers, keeping: limit) {
             self.scheduler?.release(id)
             stop(id)
         }

@@ -412,8 +412,31 @@ import Testing
     @Test func fewerConnectionsStopThoseNotAnsweredThenTheNewest() {
         let transfers = [(TransferID(1), true), (TransferID(5), false), (TransferID(3), true), (TransferID(4), true)]
             .map { (id: $0.0, answered: $0.1) }
-        #expect(SegmentScheduler.transfersToStop(transfers, keeping: 2) == [TransferID(4), TransferID(5)])
-        #expect(SegmentScheduler.transfersToStop(transfers, keeping: 4).isEmpty)
+        let plan = SegmentScheduler(total: 64 << 20, rangeRequests: true)
+        #expect(plan.transfersToStop(transfers, keeping: 2) == [TransferID(4), TransferID(5)])
+        #expect(plan.transfersToStop(transfers, keeping: 4).isEmpty)
+    }
+
+    /// Chunks of 64 KiB near a reader: an origin has sent each whole at once, so none is cut when the count
+    /// drops (cutting one loses its bytes and is asked for again); the large request past them goes.
+    @Test func fewerConnectionsNeverCutARequestAlmostSent() throws {
+        var plan = SegmentScheduler(total: 64 << 20, rangeRequests: true)
+        plan.playback = SegmentScheduler.Playback(lookahead: 4 << 20, chunk: 1 << 20)
+        plan.playback?.positions = [0]
+        let adopted = plan.adopt(requestedUpTo: nil, now: 0)
+        let probe = try #require(adopted)
+        _ = plan.receive(probe, count: 64 << 10, now: 0.01)
+        var assigned: [SegmentScheduler.Assignment] = []
+        for _ in 0..<4 {
+            let next = plan.assign(now: 0.01)
+            assigned.append(try #require(next))
+        }
+        let small = assigned.filter { $0.range!.count <= 128 << 10 }.map(\.transfer)
+        #expect(small.count >= 2)
+        let all = ([probe] + assigned.map(\.transfer)).map { (id: $0, answered: false) }
+        let stopped = plan.transfersToStop(all, keeping: 1)
+        #expect(Set(stopped).isDisjoint(with: small), "\(stopped) cuts one of \(small)")
+        #expect(stopped.contains(probe))
     }
 
     @Test func theSplitFloorIsAMebibyteLessForSmallFilesAndNeverUnder64KiB() {
