@@ -318,11 +318,11 @@ ffmpeg_mode() {  # cell mode rep: TTFF and the seeks, cold processes
         url=$(local_path "$cell")
         ffmpeg_run "$cell" local "$rep" ttff "" "$url"
     elif [[ $mode == serve* ]]; then
-        start_server "$mode" "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff; return; }
+        start_server "$mode" "$T_SHORT" "$cell ffmpeg ttff rep $rep" || { server_failed "$cell" ffmpeg "$rep" ttff "$mode"; return; }
         ffmpeg_run "$cell" "$mode" "$rep" ttff "" "$(serve_url "$url")"
         serve_stop
         start_server "$mode" $((T_SHORT * 3)) "$cell ffmpeg seek rep $rep" "${PREFETCH_NONE[@]}" \
-            || { server_failed "$cell" ffmpeg "$rep" seek; return; }
+            || { server_failed "$cell" ffmpeg "$rep" seek "$mode"; return; }
         url=$(serve_url "$url")
         # untimed: head and moov into the cache
         next_log
@@ -353,7 +353,7 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
         tmo=$T_SEEKS
     fi
     case $mode in
-        serve*) start_server "$mode" $((tmo + 10)) "$cell mpv $what rep $rep" || { server_failed "$cell" mpv "$rep" "$what"; return; }
+        serve*) start_server "$mode" $((tmo + 10)) "$cell mpv $what rep $rep" || { server_failed "$cell" mpv "$rep" "$what" "$mode"; return; }
                url=$(serve_url "$url") ;;
         cache) cache=yes ;;
     esac
@@ -373,8 +373,8 @@ mpv_run() {  # cell mode rep what(play|seek): one mpv session (a fresh server fo
     fi
     show_since "$mark"
 }
-server_failed() {  # cell player rep what
-    row "$1" serve "$2" "$3" "$4" "" server_failed nan
+server_failed() {  # cell player rep what [mode]
+    row "$1" "${5:-serve}" "$2" "$3" "$4" "" server_failed nan
 }
 
 # framemd5 of the video frames (comments stripped) -> file; sets R_RC

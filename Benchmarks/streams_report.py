@@ -280,10 +280,10 @@ def resume_section(a, meta, metas, sizes):
           + (" ✅" if not dups else " ❌"),
           f"- Segments of which nginx sent more bytes in all than the segment has: {len(over)} "
           f"({sum(over.values()) / MIB:.1f} MiB sent again); fewer (never all of it sent): {len(short)}",
-          f"- **Sent again per kill: {sum(over.values()) / MIB / max(1, len(kills)):.2f} MiB**; of that, queued in the "
-          f"kernel at the kill (nginx's send queues, the link's queue and vfetch's receive queues, lost to any "
-          f"client: the floor): "
-          f"{sum(queued) / MIB / max(1, len(queued)):.2f} MiB per kill" if queued else "",
+          f"- **Sent again per kill: {sum(over.values()) / MIB / max(1, len(kills)):.2f} MiB**"
+          + (f"; of that, queued in the kernel at the kill (nginx's send queues, the link's queue and vfetch's "
+             f"receive queues, lost to any client: the floor): {sum(queued) / MIB / len(queued):.2f} MiB per kill"
+             if queued else ""),
           f"- Partial responses (cut by a kill, or ranges: {ranged} answered 206): {pieces}; requests for other "
           f"variants' segments: {other}",
           f"- nginx sent {total / MIB:.1f} MiB (playlists included) for the variant's {need_mib:.1f} MiB of media "

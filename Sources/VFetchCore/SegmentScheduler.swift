@@ -10,16 +10,16 @@
 /// offset, so the first bytes to arrive at `next` are written and the same byte is never written twice.
 package struct SegmentScheduler: Sendable {
     /// Which of `transfers` give their segments back when only `limit` may stay. One with at most `nearlySent`
-    /// bytes left of its request stays: an origin sends a response that small at once, so cutting it loses
-    /// bytes already on their way (to be asked for again) and frees its connection no sooner. Of the others,
-    /// those not answered yet go first (they cost the least), then the newest (the oldest are furthest into
-    /// their segments).
+    /// bytes left of its request stays, beside the limit: an origin sends a response that small at once, so
+    /// cutting it loses bytes already on their way (to be asked for again) and frees its connection no sooner
+    /// than it ends. Of the others, `limit` stay: those not answered yet go first (they cost the least), then
+    /// the newest (the oldest are furthest into their segments).
     package func transfersToStop(_ transfers: [(id: TransferID, answered: Bool)], keeping limit: Int) -> [TransferID] {
         let nearlySent = Set(
             transfers.map(\.id).filter { id in self.transfers[id].map { $0.requestEnd - $0.position <= Self.nearlySent } ?? false })
         let rest = transfers.filter { !nearlySent.contains($0.id) }
         return rest.sorted { ($0.answered ? 0 : 1, $0.id) < ($1.answered ? 0 : 1, $1.id) }
-            .dropFirst(max(0, limit - nearlySent.count)).map(\.id)
+            .dropFirst(max(0, limit)).map(\.id)
     }
 
     /// A request with this little left is not cut (see `transfersToStop`): nginx sends up to 2 MiB of each
@@ -162,7 +162,11 @@ package struct SegmentScheduler: Sendable {
             var index = pick.index
             // A reader waiting (rank 0) or near gets chunks too: each comes in a response's first burst, where one
             // large request would wait for a throttled origin's next second.
-            if pick.rank <= 1, let window = windows.first(where: { $0.overlaps(segments[index].range) }) {
+            // A waiting reader's window is the one holding the byte it waits for, not another reader's further on.
+            let window =
+                pick.rank == 0
+                ? windows.first { $0.contains(segments[index].next) } : windows.first { $0.overlaps(segments[index].range) }
+            if pick.rank <= 1, let window {
                 // Start where the reader needs bytes, not before.
                 if let cut = cut(index, at: window.lowerBound, roundingUp: false) { index = cut }
                 endRequest(index, in: window)

@@ -16,8 +16,9 @@ final class SegmentFetcher {
         var limit: Int64 = 256 << 20
         /// A 304 is an answer, not a failure: the request carried validators (`If-None-Match`).
         var acceptsNotModified = false
-        /// Where the body goes as it arrives, at its offsets: this file (created afresh), so that memory holds
-        /// no segment, however large and however many connections; nil: memory (small documents).
+        /// Where the body goes as it arrives, at its offsets: this file (created if missing; a request for the
+        /// whole fetch empties it), so that memory holds no segment, however large and however many connections;
+        /// nil: memory (small documents).
         var file: String?
         /// Bytes of the file an earlier run left, synced, which are not asked for again (the plan's `held`).
         var held = ByteRangeSet()
@@ -29,9 +30,11 @@ final class SegmentFetcher {
     }
 
     /// What a checkpoint found synced of a fetch still arriving (`Request.file`): its `bytes` of `length`,
-    /// of the version `validator`. Recorded, they let a killed run ask only for the rest.
+    /// of the version `validator`. Recorded, they let a killed run ask only for the rest. No bytes: what was
+    /// recorded of it before is gone (the fetch started over).
     struct Arrived {
-        var fetch: Int
+        /// The index of its request.
+        var request: Int
         var length: Int64
         var validator: String
         var bytes: ByteRangeSet
@@ -210,7 +213,7 @@ private final class FetchJob: DriverJob {
         do throws(DownloadError) {
             for (fetch, sink) in sinks.sorted(by: { $0.key < $1.key }) {
                 if let synced = try sink.sync() {
-                    arrived.append(.init(fetch: fetch, length: synced.length, validator: synced.validator, bytes: synced.bytes))
+                    arrived.append(.init(request: fetch, length: synced.length, validator: synced.validator, bytes: synced.bytes))
                 }
             }
         } catch {
@@ -272,8 +275,15 @@ private final class FetchJob: DriverJob {
             piece.sink.length = piece.sink.length ?? length
         }
         if transfer.head.status == 200 {
-            // The whole fetch anew, of whatever version and length it is now: not one a later run could continue.
-            (piece.sink.validator, piece.sink.length) = (nil, nil)
+            // The whole fetch anew, of whatever version it is now; its length unknown, nothing a later run could continue.
+            (piece.sink.validator, piece.sink.length) = (transfer.head.rangeValidator, nil)
+        } else if piece.sink.isAnotherVersion(transfer.head, length: piece.totalLength) {
+            // A part of another version than the bytes written (a server that ignores If-Range, edges serving two
+            // versions): none of it is kept, and the fetch starts over whole.
+            let failure = RequestFailure.invalid("the segment changed on the server while it was fetched")
+            transfer.cut = .refused(failure)
+            startOver(piece.fetch, failure, except: transfer)
+            return false
         } else if piece.sink.validator == nil {
             piece.sink.validator = transfer.head.rangeValidator
         }
@@ -281,9 +291,26 @@ private final class FetchJob: DriverJob {
         return true
     }
 
+    /// Asks for `fetch` again whole, after a backoff: the requests of it still running stop.
+    private func startOver(_ fetch: Int, _ failure: RequestFailure, except current: Transfer) {
+        lastFailures[fetch] = failure
+        plan.rejected(fetch, failure, now: current.driver.now, jitter: .random(in: 0..<1))
+        stopPieces(of: fetch, except: current, current.driver)
+    }
+
+    /// Stops the requests of `fetch` still running but `current`; they belong to no piece from now on.
+    private func stopPieces(of fetch: Int, except current: Transfer? = nil, _ driver: Driver) {
+        for other in driver.transfers.values where other !== current && other.name.flatMap({ pieces[$0]?.fetch }) == fetch {
+            pieces[other.name!] = nil
+            try? driver.stop(other)
+        }
+    }
+
     func received(_ count: Int, from transfer: Transfer) -> BodyStep {
         unrecorded += Int64(count)
         guard let piece = transfer.name.flatMap({ pieces[$0] }), var window = piece.window else { return .stop(.stopped) }
+        // A whole answer of another version came meanwhile: this part's bytes would be spliced into it.
+        if piece.head.status == 206, piece.sink.isAnotherVersion(piece.head, length: nil) { return .stop(.stopped) }
         let step = window.take(count)
         piece.window = window
         switch step {
@@ -336,10 +363,7 @@ private final class FetchJob: DriverJob {
             }
         }
         // What still runs of this fetch (after a whole answer to one piece) belongs to no piece now.
-        for other in driver.transfers.values where other.name.flatMap({ pieces[$0]?.fetch }) == piece.fetch {
-            pieces[other.name!] = nil
-            try? driver.stop(other)
-        }
+        stopPieces(of: piece.fetch, driver)
     }
 }
 
@@ -359,6 +383,8 @@ private final class FetchSink: ByteSink {
     private var arrived = ByteRangeSet()
     /// How many of `arrived` the last `sync` found.
     private var synced: Int64 = 0
+    /// A checkpoint recorded bytes since written over: the next says they are gone.
+    private var forgotten = false
     /// The fetch's length, once known; and the version its bytes are of (`ResponseHead.rangeValidator`).
     var length: Int64?
     var validator: String?
@@ -387,8 +413,17 @@ private final class FetchSink: ByteSink {
         }
     }
 
-    /// Forgets what was written: the fetch starts over.
+    /// Whether an answer (a 206) is of another version than the bytes written: another validator, or
+    /// another length.
+    func isAnotherVersion(_ head: ResponseHead, length answered: Int64?) -> Bool {
+        if let validator, let other = head.rangeValidator, other != validator { return true }
+        if let length, let answered, answered != length { return true }
+        return false
+    }
+
+    /// Forgets what was written: the fetch starts over. What a checkpoint recorded of it is withdrawn at the next.
     func reset() throws(FileSystemError) {
+        forgotten = forgotten || synced > 0
         extent = 0
         received = 0
         arrived = ByteRangeSet()
@@ -412,13 +447,19 @@ private final class FetchSink: ByteSink {
         arrived.insert(offset..<offset + Int64(chunk.count))
     }
 
-    /// Writes out and syncs a file that gained bytes since the last call: what it holds now, or nil when it
-    /// gained none, or its length or version is unknown (nothing could resume it).
+    /// Writes out and syncs a file that gained bytes since the last call: what it holds now (no bytes: what was
+    /// recorded before is gone), or nil when nothing changed, or its length or version is unknown or cannot be
+    /// recorded (nothing could resume it).
     func sync() throws(DownloadError) -> (length: Int64, validator: String, bytes: ByteRangeSet)? {
-        guard let file, let length, let validator, arrived.count > synced else { return nil }
+        guard let file else { return nil }
+        guard let length, let validator, StreamManifest.canRecord(validator: validator), arrived.count > synced else {
+            guard forgotten else { return nil }
+            forgotten = false
+            return (0, "", ByteRangeSet())
+        }
         try flush()
         do throws(Errno) { try FileSystem.syncData(descriptor) } catch { throw .forOutput(FileSystemError(error, path: file)) }
-        synced = arrived.count
+        (synced, forgotten) = (arrived.count, false)
         return (length, validator, arrived)
     }
 

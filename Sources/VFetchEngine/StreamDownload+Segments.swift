@@ -172,7 +172,8 @@ extension StreamJob {
                 url: list.resources[$0].url.absoluteString, range: list.resources[$0].byteRange, limit: Self.segmentLimit,
                 file: state.parts.path(of: $0))
             request.length = list.resources[$0].byteRange.map { Int64($0.count) }
-            if let held = state.manifest.held[$0] {
+            // Held bytes of a length the fetch cannot have (a damaged or hostile manifest) are not trusted.
+            if let held = state.manifest.held[$0], held.length <= Self.segmentLimit, request.length ?? held.length == held.length {
                 (request.held, request.length, request.validator) = (held.bytes, held.length, held.validator)
             }
             return request
@@ -224,7 +225,13 @@ extension StreamJob {
         for (position, request) in requests.enumerated() where !done.contains(position) {
             guard let length = request.length, request.held.count == length else { continue }
             let body = SegmentFetcher.Body(file: request.file, length: length, finalURL: request.url)
-            if deliver(position, body) == nil { done.insert(position) } else { requests[position].held = ByteRangeSet() }
+            if deliver(position, body) == nil {
+                done.insert(position)
+            } else {
+                requests[position].held = ByteRangeSet()
+                requests[position].validator = nil
+                requests[position].length = list.resources[batch[position]].byteRange.map { Int64($0.count) }
+            }
             if let error = state.writeError { return .failure(error) }
         }
         var plan = SegmentFetchPlan(
@@ -238,11 +245,7 @@ extension StreamJob {
             ? nil : CheckpointPacing(interval: options.checkpointInterval, bytes: min(options.checkpointBytes, Self.checkpointBytes))
         let hold = { (arrived: [SegmentFetcher.Arrived]) in
             do throws(DownloadError) {
-                let held = try arrived.map { arrived throws(DownloadError) in
-                    try state.parts.held(
-                        fetch: batch[arrived.fetch], length: arrived.length, validator: arrived.validator, bytes: arrived.bytes)
-                }
-                try state.parts.hold(held)
+                try state.hold(arrived.map { ($0.bytes.isEmpty ? nil : $0, batch[$0.request]) })
             } catch {
                 state.writeError = state.writeError ?? error
                 self.signal.cancel()
@@ -266,6 +269,10 @@ final class SegmentState {
     let parts: StreamParts
     let isLive: Bool
     let resumedBytes: Int64
+    /// What an earlier run held of each fetch, counted in `bytes` from the start.
+    private let resumedHeld: [Int: Int64]
+    /// Bytes appended to the manifest since it was last written whole.
+    private var appended = 0
     var bytes: Int64
     var secondsDone = 0.0
     var writeError: DownloadError?
@@ -274,7 +281,8 @@ final class SegmentState {
         self.manifest = manifest
         self.parts = parts
         self.isLive = isLive
-        resumedBytes = manifest.kept.reduce(0) { $0 + $1.size } + manifest.held.values.reduce(0) { $0 + $1.bytes.count }
+        resumedHeld = manifest.held.mapValues(\.bytes.count)
+        resumedBytes = manifest.kept.reduce(0) { $0 + $1.size } + resumedHeld.values.reduce(0, +)
         bytes = resumedBytes
     }
 
@@ -283,11 +291,38 @@ final class SegmentState {
         let entry = StreamManifest.Kept(fetch: fetch, size: size, tag: tag)
         manifest.kept.append(entry)
         // What an earlier run held of it was counted from the start.
-        bytes += size - (manifest.held.removeValue(forKey: fetch)?.bytes.count ?? 0)
+        bytes += size - (resumedHeld[fetch] ?? 0)
+        manifest.held[fetch] = nil
         manifest.fetches = max(manifest.fetches, fetch + 1)
         // A live recording cannot resume (its window moves on), so it keeps no manifest.
         if !isLive { try parts.append(entry) }
     }
+
+    /// Records what a checkpoint found of fetches still arriving (`arrived`, by fetch; nil: what was recorded of
+    /// it is gone). The manifest is written whole again once such lines pass a MiB, so it grows with the
+    /// segments, not with the bytes.
+    func hold(_ found: [(arrived: SegmentFetcher.Arrived?, fetch: Int)]) throws(DownloadError) {
+        var lines: [UInt8] = []
+        for (arrived, fetch) in found {
+            guard let arrived else {
+                manifest.held[fetch] = nil
+                lines += StreamManifest.forgetting(fetch)
+                continue
+            }
+            let held = try parts.held(fetch: fetch, length: arrived.length, validator: arrived.validator, bytes: arrived.bytes)
+            manifest.held[fetch] = held
+            lines += StreamManifest.line(held)
+        }
+        if appended + lines.count > Self.compactAfter {
+            try parts.save(manifest)
+            appended = 0
+        } else {
+            try parts.append(lines)
+            appended += lines.count
+        }
+    }
+
+    private static let compactAfter = 1 << 20
 }
 
 extension SegmentEncryption {

@@ -142,11 +142,6 @@ final class StreamParts {
         return (kept, held)
     }
 
-    /// Records what checkpoints found synced of fetches still arriving: one append, synced.
-    func hold(_ held: [StreamManifest.Held]) throws(DownloadError) {
-        try append(held.flatMap(StreamManifest.line))
-    }
-
     /// The held bytes of a fetch as the manifest records them: each run with the tag of its sampled bytes.
     func held(fetch: Int, length: Int64, validator: String, bytes: ByteRangeSet) throws(DownloadError) -> StreamManifest.Held {
         let path = path(of: fetch)
@@ -176,7 +171,8 @@ final class StreamParts {
         try append(StreamManifest.line(entry))
     }
 
-    private func append(_ lines: [UInt8]) throws(DownloadError) {
+    /// Appends manifest lines, synced.
+    func append(_ lines: [UInt8]) throws(DownloadError) {
         let path = SideFiles.segmentsManifest(in: directory)
         let fd: Int32
         do { fd = try FileSystem.open(path, .append) } catch { throw .forOutput(error) }

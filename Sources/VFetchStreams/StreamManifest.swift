@@ -115,6 +115,15 @@ package struct StreamManifest: Equatable, Sendable {
     /// The line that records one kept fetch, appended to an encoded manifest.
     package static func line(_ entry: Kept) -> [UInt8] { Array("\(entry.fetch) \(entry.size) \(entry.tag)\n".utf8) }
 
+    /// Whether a validator can be recorded and read back: printable ASCII, at most 512 bytes (an ETag may be
+    /// longer or hold other bytes; such a fetch is not recorded, and starts over after a kill).
+    package static func canRecord(validator: String) -> Bool {
+        !validator.isEmpty && validator.utf8.count <= 512 && validator.utf8.allSatisfy { (0x20..<0x7F).contains($0) }
+    }
+
+    /// The line that withdraws what was held of `fetch` (it started over): `h fetch`.
+    package static func forgetting(_ fetch: Int) -> [UInt8] { Array("h \(fetch)\n".utf8) }
+
     /// The line that records what is held of a fetch. The validator is hex (a date has spaces).
     package static func line(_ entry: Held) -> [UInt8] {
         let validator = entry.validator.utf8.map { String(format: "%02x", $0) }.joined()
@@ -137,8 +146,12 @@ package struct StreamManifest: Equatable, Sendable {
         for line in complete.split(separator: 0x0A) {
             let fields = line.split(separator: 0x20).map { String(decoding: $0, as: UTF8.self) }
             if fields.first == "h" {
-                guard let held = Self.held(fields, fetches: header.fetches) else { break }
-                if !keptFetches.contains(held.fetch) { manifest.held[held.fetch] = held }
+                // What cannot be read is not held: the fetch starts over, and the lines after it still count.
+                if fields.count == 2, let fetch = Int(fields[1]) {
+                    manifest.held[fetch] = nil
+                } else if let held = Self.held(fields, fetches: header.fetches), !keptFetches.contains(held.fetch) {
+                    manifest.held[held.fetch] = held
+                }
                 continue
             }
             guard fields.count == 3, let fetch = Int(fields[0]), let size = Int64(fields[1]), let tag = UInt32(fields[2]),
@@ -171,15 +184,13 @@ package struct StreamManifest: Equatable, Sendable {
     /// Text written as hex digits, two per byte; nil for anything else or for bytes that are not UTF-8 text.
     private static func hexText(_ hex: String) -> String? {
         let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0, digits.count <= 1024 else { return nil }
+        guard digits.count % 2 == 0, digits.count <= 2 * 512 else { return nil }
         var bytes: [UInt8] = []
         for index in stride(from: 0, to: digits.count, by: 2) {
             guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { return nil }
             bytes.append(byte)
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        // A validator goes into a header line: printable ASCII only.
-        guard bytes.allSatisfy({ (0x20..<0x7F).contains($0) }) else { return nil }
-        return text
+        return canRecord(validator: text) ? text : nil
     }
 }

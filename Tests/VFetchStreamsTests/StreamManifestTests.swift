@@ -36,17 +36,25 @@ import Testing
         #expect(StreamManifest.decode(version1)?.kept == [kept])
     }
 
-    @Test func anImpossibleHeldLineEndsWhatIsTrusted() {
+    /// A held line that cannot be read holds nothing (that fetch starts over), and the lines after it still count;
+    /// `h FETCH` withdraws what was held.
+    @Test func anImpossibleHeldLineHoldsNothingAndTheRestCounts() {
         let good = StreamManifest(source: "s", fingerprint: "f", fetches: 3, kept: [.init(fetch: 0, size: 7, tag: 9)])
         let bytes = good.encoded()
+        let after = StreamManifest.Kept(fetch: 2, size: 4, tag: 4)
         for bad in [
             "h 3 10 4142 0-5-1", "h 1 10 4142 5-11-1", "h 1 10 4142 5-5-1", "h 1 10 4142 4-6-1,5-7-1", "h 1 10 4142",
             "h 1 10 414 0-5-1", "h 1 10 0a0d 0-5-1", "h 1 0 4142 0-0-1", "h 1 10 zz 0-5-1",
         ] {
-            let edited = StreamManifest.decode(bytes + Array("\(bad)\n2 4 4\n".utf8))
-            #expect(edited?.kept == good.kept && edited?.held == [:], "\(bad)")
+            let edited = StreamManifest.decode(bytes + Array("\(bad)\n".utf8) + StreamManifest.line(after))
+            #expect(edited?.kept == good.kept + [after] && edited?.held == [:], "\(bad)")
         }
-        #expect(StreamManifest.decode(bytes + Array("h 1 10 4142 0-5-1\n".utf8))?.held[1]?.validator == "AB")
+        let held = bytes + Array("h 1 10 4142 0-5-1\n".utf8)
+        #expect(StreamManifest.decode(held)?.held[1]?.validator == "AB")
+        #expect(StreamManifest.decode(held + StreamManifest.forgetting(1))?.held == [:])
+        #expect(!StreamManifest.canRecord(validator: String(repeating: "a", count: 513)))
+        #expect(!StreamManifest.canRecord(validator: "\"é\""))
+        #expect(StreamManifest.canRecord(validator: "\"abc\""))
     }
 
     @Test func theFingerprintChangesWithAnyURLRangeOrOrder() {
