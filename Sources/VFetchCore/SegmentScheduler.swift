@@ -13,10 +13,15 @@ package struct SegmentScheduler: Sendable {
     /// bytes left of its request stays, beside the limit: an origin sends a response that small at once, so
     /// cutting it loses bytes already on their way (to be asked for again) and frees its connection no sooner
     /// than it ends. Of the others, `limit` stay: those not answered yet go first (they cost the least), then
-    /// the newest (the oldest are furthest into their segments).
-    package func transfersToStop(_ transfers: [(id: TransferID, answered: Bool)], keeping limit: Int) -> [TransferID] {
+    /// the newest (the oldest are furthest into their segments). `sparingNearlySent` false: none stays beside the
+    /// limit (connections handed to another source, such as a mirror, must be free now).
+    package func transfersToStop(
+        _ transfers: [(id: TransferID, answered: Bool)], keeping limit: Int, sparingNearlySent: Bool = true
+    ) -> [TransferID] {
         let nearlySent = Set(
-            transfers.map(\.id).filter { id in self.transfers[id].map { $0.requestEnd - $0.position <= Self.nearlySent } ?? false })
+            transfers.map(\.id).filter { id in
+                sparingNearlySent && self.transfers[id].map { $0.requestEnd - $0.position <= Self.nearlySent } ?? false
+            })
         let rest = transfers.filter { !nearlySent.contains($0.id) }
         return rest.sorted { ($0.answered ? 0 : 1, $0.id) < ($1.answered ? 0 : 1, $1.id) }
             .dropFirst(max(0, limit)).map(\.id)

@@ -145,7 +145,7 @@ extension Engine {
         }
         let shares = set.shares(limit: limit)
         for (source, running) in bySource.enumerated() where running.count > shares[source] {
-            for id in scheduler?.transfersToStop(running, keeping: shares[source]) ?? [] {
+            for id in scheduler?.transfersToStop(running, keeping: shares[source], sparingNearlySent: false) ?? [] {
                 scheduler?.release(id)
                 stop(id)
                 bySource[source].removeAll { $0.id == id }
